@@ -1,0 +1,3 @@
+from warmstart.cli import main
+
+raise SystemExit(main())

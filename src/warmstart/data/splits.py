@@ -1,0 +1,90 @@
+"""Deterministic, seeded train/validation/test assignment for data without official splits.
+
+Each record is placed by a stable hash (blake2b) of the seed and its normalized text (plus text_pair), mapped
+to a number u in [0, 1): u < test -> 'test', u >= 1 - validation -> 'validation', otherwise 'train'. So:
+- duplicates of the same text always land in the same split (no test leakage through repeats);
+- assignment is streaming (one record at a time, nothing held in memory) and splits never overlap;
+- held-out regions nest across fractions: with the same seed, a corpus's test set (1%) lies inside a labeled
+  dataset's test set (10%) built from the same texts, and likewise for validation.
+"""
+
+import hashlib
+from collections.abc import Iterable, Iterator
+
+from warmstart.errors import WarmstartError
+
+SPLITS = ("train", "validation", "test")
+# (validation, test) fractions per dataset kind.
+DEFAULT_FRACTIONS = {"corpus": (0.02, 0.01), "labeled": (0.1, 0.1)}
+
+
+def normalize(text: str) -> str:
+    """Whitespace-collapsed, case-folded text: the form that decides where a record goes."""
+    return " ".join(text.split()).casefold()
+
+
+def record_key(record: dict) -> str:
+    """The hash key of a record: its normalized text, plus its normalized text_pair if it has one."""
+    key = normalize(record["text"])
+    if record.get("text_pair") is not None:
+        key += "\x1f" + normalize(record["text_pair"])
+    return key
+
+
+def hash_unit(key: str, seed: int) -> float:
+    """A stable number in [0, 1) for (seed, key); identical across runs, machines and Python versions."""
+    digest = hashlib.blake2b(f"{seed}\x00{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def check_fractions(validation: float, test: float) -> None:
+    if not (0 <= validation < 1 and 0 <= test < 1 and validation + test < 1):
+        raise WarmstartError(
+            f"bad split fractions: validation={validation}, test={test}",
+            "use fractions in [0, 1) whose sum is below 1 (e.g. validation 0.1, test 0.1)",
+        )
+
+
+def resolve_fractions(kind: str, validation: float | None, test: float | None) -> tuple[float, float]:
+    """(validation, test) with None replaced by the default of the dataset kind ('corpus' or 'labeled')."""
+    default_validation, default_test = DEFAULT_FRACTIONS[kind]
+    validation = default_validation if validation is None else validation
+    test = default_test if test is None else test
+    check_fractions(validation, test)
+    return validation, test
+
+
+def assign_split(key: str, seed: int, validation: float, test: float) -> str:
+    """'train', 'validation' or 'test' for a key (see the module docstring for the rule)."""
+    u = hash_unit(key, seed)
+    if u < test:
+        return "test"
+    if u >= 1 - validation:
+        return "validation"
+    return "train"
+
+
+def record_split(record: dict, seed: int, validation: float, test: float) -> str:
+    return assign_split(record_key(record), seed, validation, test)
+
+
+def filter_split(
+    records: Iterable[dict], split: str, seed: int, validation: float, test: float
+) -> Iterator[dict]:
+    """The records of one split ('all' passes everything through), streaming."""
+    if split == "all":
+        yield from records
+        return
+    for record in records:
+        if record_split(record, seed, validation, test) == split:
+            yield record
+
+
+def describe(seed: int, validation: float, test: float) -> str:
+    """The split rule in words, for a dataset's split_note."""
+    parts = [f"{name} {fraction * 100:g}%" for name, fraction in (("validation", validation), ("test", test))]
+    shown = ", ".join(p for p, f in zip(parts, (validation, test)) if f)
+    return (
+        f"hashed split: blake2b of (seed {seed}, normalized text) -> {shown}, train the rest; "
+        "duplicate texts always share a split"
+    )

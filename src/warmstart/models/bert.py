@@ -1,0 +1,144 @@
+"""BERT-style encoder: token + learned position + segment embeddings, post-LN (BERT) or pre-LN blocks.
+
+The model maps token ids (and padding/segment ids) to hidden states; heads live with objectives and tasks.
+Config field names follow Hugging Face's BertConfig so a checkpoint's config.json reads in both worlds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from warmstart.config import opt
+from warmstart.nn.attention import SelfAttention, padding_mask
+from warmstart.nn.init import init_weights
+from warmstart.nn.mlp import MLP
+
+
+@dataclass
+class BertConfig:
+    vocab_size: int = opt(30522, "vocabulary size (set from the tokenizer when one is given)")
+    hidden_size: int = opt(768, "width of the hidden states")
+    num_hidden_layers: int = opt(12, "number of transformer blocks")
+    num_attention_heads: int = opt(12, "attention heads per block")
+    intermediate_size: int = opt(3072, "width of the feed-forward layer")
+    max_position_embeddings: int = opt(512, "longest sequence the learned positions cover")
+    type_vocab_size: int = opt(2, "number of segment (token type) ids")
+    hidden_act: str = opt("gelu", "feed-forward activation: gelu, gelu_new, relu, silu")
+    hidden_dropout_prob: float = opt(0.1, "dropout on embeddings and block outputs")
+    attention_probs_dropout_prob: float = opt(0.1, "dropout on attention probabilities")
+    layer_norm_eps: float = opt(1e-12, "LayerNorm epsilon")
+    initializer_range: float = opt(0.02, "std of the normal initialisation")
+    pre_ln: bool = opt(False, "pre-LN blocks (LayerNorm before attention/MLP) instead of BERT's post-LN")
+    pooler: bool = opt(True, "include BERT's pooler (dense + tanh on [CLS]) used by NSP and classification")
+
+    model_type = "bert"
+
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.word = nn.Embedding(c.vocab_size, c.hidden_size)
+        self.position = nn.Embedding(c.max_position_embeddings, c.hidden_size)
+        self.token_type = nn.Embedding(c.type_vocab_size, c.hidden_size)
+        self.norm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.drop = nn.Dropout(c.hidden_dropout_prob)
+
+    def forward(self, input_ids, token_type_ids=None):
+        t = input_ids.shape[1]
+        x = self.word(input_ids) + self.position.weight[:t]
+        x = x + (self.token_type(token_type_ids) if token_type_ids is not None else self.token_type.weight[0])
+        return self.drop(self.norm(x))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.pre_ln = c.pre_ln
+        self.attn = SelfAttention(c.hidden_size, c.num_attention_heads, c.attention_probs_dropout_prob)
+        self.attn_drop = nn.Dropout(c.hidden_dropout_prob)
+        self.norm1 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.mlp = MLP(c.hidden_size, c.intermediate_size, c.hidden_act, c.hidden_dropout_prob)
+        self.norm2 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+
+    def forward(self, x, mask=None):
+        if self.pre_ln:
+            x = x + self.attn_drop(self.attn(self.norm1(x), mask))
+            return x + self.mlp(self.norm2(x))
+        x = self.norm1(x + self.attn_drop(self.attn(x, mask)))
+        return self.norm2(x + self.mlp(x))
+
+
+class BertModel(nn.Module):
+    """Encoder: ``forward(input_ids, attention_mask=None, token_type_ids=None)`` -> (B, T, H) states."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        if config.hidden_size % config.num_attention_heads:
+            from warmstart.errors import WarmstartError
+
+            raise WarmstartError(
+                f"model.hidden_size {config.hidden_size} is not divisible by "
+                f"model.num_attention_heads {config.num_attention_heads}",
+                "choose a head count that divides the hidden size",
+            )
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.layers = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        self.final_norm = (
+            nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) if config.pre_ln else None
+        )
+        self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooler else None
+        init_weights(self, config.initializer_range)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
+        t = input_ids.shape[1]
+        if t > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
+        x = self.embeddings(input_ids, token_type_ids)
+        mask = padding_mask(attention_mask)
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.final_norm(x) if self.final_norm is not None else x
+
+    def pool(self, hidden: torch.Tensor) -> torch.Tensor:
+        """BERT's pooled output: tanh(dense([CLS])); the raw [CLS] state when the model has no pooler."""
+        cls = hidden[:, 0]
+        return torch.tanh(self.pooler(cls)) if self.pooler is not None else cls
+
+    @property
+    def word_embeddings(self) -> nn.Embedding:
+        return self.embeddings.word
+
+
+# Hugging Face BertModel names (BertForMaskedLM adds the prefix "bert.").
+HF_KEYS = [
+    ("embeddings.word.weight", "embeddings.word_embeddings.weight"),
+    ("embeddings.position.weight", "embeddings.position_embeddings.weight"),
+    ("embeddings.token_type.weight", "embeddings.token_type_embeddings.weight"),
+    ("embeddings.norm.weight", "embeddings.LayerNorm.weight"),
+    ("embeddings.norm.bias", "embeddings.LayerNorm.bias"),
+    ("layers.{i}.attn.out.weight", "encoder.layer.{i}.attention.output.dense.weight"),
+    ("layers.{i}.attn.out.bias", "encoder.layer.{i}.attention.output.dense.bias"),
+    ("layers.{i}.norm1.weight", "encoder.layer.{i}.attention.output.LayerNorm.weight"),
+    ("layers.{i}.norm1.bias", "encoder.layer.{i}.attention.output.LayerNorm.bias"),
+    ("layers.{i}.mlp.up.weight", "encoder.layer.{i}.intermediate.dense.weight"),
+    ("layers.{i}.mlp.up.bias", "encoder.layer.{i}.intermediate.dense.bias"),
+    ("layers.{i}.mlp.down.weight", "encoder.layer.{i}.output.dense.weight"),
+    ("layers.{i}.mlp.down.bias", "encoder.layer.{i}.output.dense.bias"),
+    ("layers.{i}.norm2.weight", "encoder.layer.{i}.output.LayerNorm.weight"),
+    ("layers.{i}.norm2.bias", "encoder.layer.{i}.output.LayerNorm.bias"),
+]
+HF_POOLER_KEYS = [("pooler.weight", "pooler.dense.weight"), ("pooler.bias", "pooler.dense.bias")]
+HF_FUSED = [
+    (
+        "layers.{i}.attn.qkv.weight",
+        [f"encoder.layer.{{i}}.attention.self.{p}.weight" for p in ("query", "key", "value")],
+    ),
+    (
+        "layers.{i}.attn.qkv.bias",
+        [f"encoder.layer.{{i}}.attention.self.{p}.bias" for p in ("query", "key", "value")],
+    ),
+]

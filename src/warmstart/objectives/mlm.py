@@ -1,0 +1,117 @@
+"""Masked language modelling (BERT), with dynamic masks drawn per batch (RoBERTa).
+
+Corruption: ``mask_prob`` of the non-special tokens are selected; of those ``mask_token_frac`` become [MASK],
+``random_token_frac`` a random non-special token, the rest stay unchanged. The loss is cross-entropy on the
+selected positions only, and the vocabulary projection is computed only for them (a sparse head).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from warmstart.config import opt
+from warmstart.nn.mlp import activation
+
+IGNORE = -100
+
+
+@dataclass
+class MLMConfig:
+    mask_prob: float = opt(0.15, "fraction of non-special tokens selected for prediction")
+    mask_token_frac: float = opt(0.8, "of the selected tokens, the fraction replaced by [MASK]")
+    random_token_frac: float = opt(0.1, "of the selected tokens, the fraction replaced by a random token")
+
+
+def mask_tokens(
+    ids: torch.Tensor,
+    cfg: MLMConfig,
+    mask_id: int,
+    vocab_size: int,
+    special_ids: torch.Tensor,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Returns (corrupted inputs, labels) where labels are IGNORE except at selected positions.
+
+    ``special_ids`` is a 1-D tensor of ids (CLS, SEP, PAD, ...) that are never selected nor sampled.
+    """
+    candidates = ~torch.isin(ids, special_ids)
+    draw = torch.rand(ids.shape, generator=generator)
+    selected = (draw < cfg.mask_prob) & candidates
+    labels = torch.where(selected, ids, IGNORE)
+    how = torch.rand(ids.shape, generator=generator)
+    to_mask = selected & (how < cfg.mask_token_frac)
+    to_random = selected & (how >= cfg.mask_token_frac) & (how < cfg.mask_token_frac + cfg.random_token_frac)
+    inputs = torch.where(to_mask, mask_id, ids)
+    # random replacements come from the non-special vocabulary
+    allowed = torch.ones(vocab_size, dtype=torch.bool)
+    allowed[special_ids] = False
+    pool = allowed.nonzero().squeeze(1)
+    picks = pool[torch.randint(len(pool), ids.shape, generator=generator)]
+    inputs = torch.where(to_random, picks, inputs)
+    return inputs, labels
+
+
+class MLMHead(nn.Module):
+    """dense + activation + LayerNorm, then the decoder tied to the word embeddings plus its own bias."""
+
+    def __init__(self, hidden: int, vocab_size: int, act: str, eps: float, tied: nn.Embedding):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.act = activation(act)
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+        self.bias = nn.Parameter(torch.zeros(vocab_size))
+        self.tied = [tied]  # a list keeps the embedding out of this module's parameters
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        h = self.norm(self.act(self.dense(h)))
+        return F.linear(h, self.tied[0].weight, self.bias)
+
+
+class MaskedLM(nn.Module):
+    """Training unit: encoder + MLM head. ``forward(batch) -> (loss, stats)``."""
+
+    def __init__(self, encoder: nn.Module, cfg: MLMConfig):
+        super().__init__()
+        c = encoder.config
+        self.cfg = cfg
+        self.encoder = encoder
+        self.head = MLMHead(
+            c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings
+        )
+        nn.init.normal_(self.head.dense.weight, std=c.initializer_range)
+        nn.init.zeros_(self.head.dense.bias)
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
+        labels = batch["labels"].reshape(-1)
+        picked = (labels != IGNORE).nonzero().squeeze(1)
+        logits = self.head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
+        target = labels.index_select(0, picked)
+        n = target.numel()
+        loss_sum = F.cross_entropy(logits.float(), target, reduction="sum")
+        loss = loss_sum / max(n, 1)
+        correct = (logits.argmax(-1) == target).sum()
+        return loss, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}
+
+    @staticmethod
+    def summarize(metrics: dict) -> dict:
+        out = dict(metrics)
+        if "loss" in out:
+            out["perplexity"] = float(torch.tensor(out["loss"]).clamp(max=50).exp())
+        return out
+
+
+class MLMCollator:
+    """Turns packed windows into a masked batch; the masks come from the batch's own generator."""
+
+    def __init__(self, cfg: MLMConfig, mask_id: int, vocab_size: int, special_ids):
+        self.cfg, self.mask_id, self.vocab_size = cfg, mask_id, vocab_size
+        self.special = torch.tensor(sorted(special_ids), dtype=torch.long)
+
+    def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
+        inputs, labels = mask_tokens(ids, self.cfg, self.mask_id, self.vocab_size, self.special, generator)
+        return {"input_ids": inputs, "labels": labels}

@@ -1,0 +1,152 @@
+"""`warmstart pretrain`: a self-supervised objective on token shards, through the one fit loop."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmstart import config as C
+from warmstart.config import opt
+from warmstart.data.corpus import DataConfig, ensure_shards
+from warmstart.data.packing import FixedWindowBatches, PackedWindows, WindowBatches
+from warmstart.data.shards import TokenShards
+from warmstart.errors import WarmstartError
+from warmstart.models.bert import BertConfig
+from warmstart.objectives.mlm import MLMCollator, MLMConfig
+from warmstart.registry import MODELS, OBJECTIVES, lookup
+from warmstart.tokenization import Tokenizer
+from warmstart.train.checkpoint import Checkpointer
+from warmstart.train.loop import TrainConfig, fit
+from warmstart.train.rundir import open_run_dir, save_config, saved_config
+
+
+@dataclass
+class PretrainConfig:
+    out: str = opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)")
+    arch: str = opt("bert", "model family")
+    objective: str = opt("mlm", "pretraining objective")
+    model: BertConfig = dataclasses.field(default_factory=BertConfig)
+    mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+
+
+def resolve(
+    preset: str | None, config_file: str | None, flags: dict, overrides: list[str]
+) -> tuple[dict, dict]:
+    """Merge defaults < preset < config file < flags < overrides; returns (resolved dict, explicit dict)."""
+    explicit: dict = {}
+    if preset:
+        explicit = C.merge(explicit, C.load_preset(preset))
+    if config_file:
+        explicit = C.merge(explicit, C.load_yaml(config_file))
+    explicit = C.merge(explicit, flags)
+    for o in overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    cfg = C.from_dict(PretrainConfig, explicit)  # validates keys and types
+    return C.to_dict(cfg), explicit
+
+
+def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
+    """config.json: Hugging Face field names plus a warmstart block that says how to rebuild the unit."""
+    return {
+        "model_type": cfg.arch,
+        "architectures": ["BertForMaskedLM"],
+        **dataclasses.asdict(cfg.model),
+        "pad_token_id": tokenizer.pad_id,
+        "warmstart": {"arch": cfg.arch, "objective": cfg.objective, "tokenizer": tokenizer.fingerprint()},
+    }
+
+
+def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
+    _, model_cls = lookup(MODELS, "model", cfg.arch)
+    _, unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    import torch
+
+    torch.manual_seed(cfg.train.seed)
+    return unit_cls(model_cls(cfg.model), cfg.mlm)
+
+
+def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> PretrainConfig:
+    given = explicit.get("model", {}).get("vocab_size")
+    if given is not None and given != tokenizer.vocab_size:
+        raise WarmstartError(
+            f"the tokenizer has {tokenizer.vocab_size} tokens but model.vocab_size is {given}",
+            "drop model.vocab_size (it is taken from the tokenizer) or use the matching tokenizer",
+        )
+    if cfg.data.seq_len > cfg.model.max_position_embeddings:
+        raise WarmstartError(
+            f"data.seq_len {cfg.data.seq_len} exceeds model.max_position_embeddings "
+            f"{cfg.model.max_position_embeddings}",
+            "lower data.seq_len or raise model.max_position_embeddings",
+        )
+    if tokenizer.mask_id is None:
+        raise WarmstartError(
+            "the tokenizer has no mask token, which masked LM needs",
+            "train a tokenizer with `warmstart tokenizer train`",
+        )
+    return dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, vocab_size=tokenizer.vocab_size))
+
+
+def pretrain(
+    preset=None,
+    config_file=None,
+    flags=None,
+    overrides=(),
+    resume: str | None = None,
+    overwrite: bool = False,
+    hooks=(),
+) -> dict:
+    flags = flags or {}
+    if resume:
+        explicit = C.merge(saved_config(resume), flags)
+        for o in overrides:
+            explicit = C.merge(explicit, C.parse_override(o))
+        explicit["out"] = str(resume)
+        resolved = C.to_dict(C.from_dict(PretrainConfig, explicit))
+    else:
+        resolved, explicit = resolve(preset, config_file, flags, list(overrides))
+    cfg = C.from_dict(PretrainConfig, resolved)
+    tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
+    cfg = check_fit(cfg, tokenizer, explicit)
+    run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
+    if not resume:
+        save_config(run_dir, C.to_dict(cfg))
+    shards_dir = ensure_shards(cfg.data, tokenizer, run_dir) if shards_dir is None else shards_dir
+    train_shards = TokenShards.open(shards_dir, "train")
+    if train_shards.fingerprint != tokenizer.fingerprint():
+        raise WarmstartError(
+            f"the shards in {shards_dir} were made with another tokenizer",
+            "run `warmstart prepare` again with this tokenizer",
+        )
+    prefix, suffix = [tokenizer.cls_id], [tokenizer.sep_id]
+    collate = MLMCollator(cfg.mlm, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids)
+    train = WindowBatches(
+        PackedWindows(train_shards, cfg.data.seq_len, prefix, suffix),
+        cfg.train.batch_size,
+        cfg.train.seed,
+        collate,
+    )
+    val_windows = PackedWindows(TokenShards.open(shards_dir, "validation"), cfg.data.seq_len, prefix, suffix)
+    evals = FixedWindowBatches(
+        val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, collate
+    )
+    unit = build_unit(cfg, tokenizer)
+    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
+    result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
+    result["run_dir"] = str(run_dir)
+    return result
+
+
+def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:
+    if cfg.data.shards:
+        shards_dir = Path(cfg.data.shards)
+        tok_dir = Path(cfg.data.tokenizer) if cfg.data.tokenizer else shards_dir / "tokenizer"
+        tokenizer = Tokenizer.load(tok_dir)
+        return tokenizer, shards_dir
+    if not cfg.data.tokenizer:
+        raise WarmstartError("no tokenizer given", "pass --tokenizer DIR (from `warmstart tokenizer train`)")
+    if not cfg.data.corpus:
+        raise WarmstartError("no training text given", "pass --corpus NAME_OR_FILE or --shards DIR")
+    return Tokenizer.load(cfg.data.tokenizer), None

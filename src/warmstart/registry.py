@@ -1,0 +1,14 @@
+"""Name -> class tables, so that dispatch on a config string is a lookup, never an if-chain."""
+
+from warmstart.errors import WarmstartError
+from warmstart.models.bert import BertConfig, BertModel
+from warmstart.objectives.mlm import MaskedLM, MLMConfig
+
+MODELS = {"bert": (BertConfig, BertModel)}
+OBJECTIVES = {"mlm": (MLMConfig, MaskedLM)}
+
+
+def lookup(table: dict, kind: str, name: str):
+    if name not in table:
+        raise WarmstartError(f"unknown {kind} '{name}'", f"choose one of: {', '.join(sorted(table))}")
+    return table[name]

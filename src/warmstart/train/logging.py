@@ -1,0 +1,64 @@
+"""Run logs: metrics as JSON lines and TensorBoard event files, plus the console progress bar."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+
+class RunLogger:
+    """Appends ``{"step", "split", ...}`` records to RUN/metrics.jsonl and scalars to RUN/tb/.
+
+    On resume from step ``s`` the records after ``s`` (written by the interrupted run) are dropped, in the
+    JSONL file and in TensorBoard (``purge_step``), so the logs read as one uninterrupted run.
+    """
+
+    def __init__(self, run_dir: Path, resume_step: int | None = None):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.path = Path(run_dir) / "metrics.jsonl"
+        if resume_step is not None and self.path.exists():
+            kept = [
+                r for r in self.path.read_text().splitlines() if r and json.loads(r)["step"] <= resume_step
+            ]
+            self.path.write_text("".join(r + "\n" for r in kept))
+        purge = resume_step + 1 if resume_step is not None else None
+        self.tb = SummaryWriter(str(Path(run_dir) / "tb"), purge_step=purge)
+        self.file = open(self.path, "a", encoding="utf-8")
+
+    def log(self, step: int, split: str, values: dict) -> None:
+        record = {"step": step, "split": split, "time": round(time.time(), 3), **values}
+        self.file.write(json.dumps(record) + "\n")
+        self.file.flush()
+        for k, v in values.items():
+            if isinstance(v, int | float):
+                self.tb.add_scalar(f"{split}/{k}", v, step)
+
+    def close(self) -> None:
+        self.file.close()
+        self.tb.close()
+
+
+def read_metrics(run_dir: Path, split: str | None = None) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(r) for r in path.read_text().splitlines() if r]
+    return [r for r in rows if split is None or r["split"] == split]
+
+
+def progress(total: int, initial: int, desc: str, enabled: bool = True) -> tqdm:
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="step",
+        dynamic_ncols=True,
+        file=sys.stderr,
+        disable=not enabled,
+        smoothing=0.1,
+    )

@@ -1,0 +1,40 @@
+"""Run directories: refuse to clobber one unless asked, and record the resolved config in it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from warmstart.config import load_yaml, save_yaml
+from warmstart.errors import WarmstartError
+
+CONFIG_FILE = "config.yaml"
+
+
+def open_run_dir(path: str | Path, *, resume: bool = False, overwrite: bool = False) -> Path:
+    """A fresh run directory, or the existing one when resuming. Never deletes unless ``overwrite``."""
+    path = Path(path)
+    if resume:
+        if not (path / CONFIG_FILE).is_file():
+            raise WarmstartError(
+                f"cannot resume: {path} is not a run directory (no {CONFIG_FILE})",
+                "pass the directory of an earlier run to --resume",
+            )
+        return path
+    if path.exists() and any(path.iterdir()):
+        if not overwrite:
+            raise WarmstartError(
+                f"the run directory {path} already exists",
+                "pass --resume to continue it, --overwrite to replace it, or choose another --out",
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def saved_config(run_dir: Path) -> dict:
+    return load_yaml(Path(run_dir) / CONFIG_FILE)
+
+
+def save_config(run_dir: Path, data: dict) -> None:
+    save_yaml(data, Path(run_dir) / CONFIG_FILE)
