@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt requirements-data.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/warmstart demo
+	$(BIN)/warmstart demo --overwrite
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from warmstart.errors import WarmstartError
 
@@ -221,11 +222,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # KEY=VALUE overrides may come anywhere on the line; argparse only collects those before the options
+    if hasattr(args, "overrides"):
+        args.overrides = list(args.overrides) + [x for x in extra if "=" in x and not x.startswith("-")]
+        extra = [x for x in extra if x not in args.overrides]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _print_warning
+            args.func(args)
     except WarmstartError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

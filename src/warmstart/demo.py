@@ -25,8 +25,24 @@ TASK = "rotten-tomatoes"
 
 # The full demo fits in 20 minutes on 2 CPU cores; --quick checks the plumbing in about a minute.
 BUDGETS = {
-    "full": {"vocab": 8192, "steps": 2400, "batch": 32, "seq": 128, "ft_epochs": 3, "ft_lr": 1e-4},
-    "quick": {"vocab": 2000, "steps": 30, "batch": 8, "seq": 64, "ft_epochs": 1, "ft_lr": 1e-4},
+    "full": {
+        "vocab": 8192,
+        "steps": 2400,
+        "batch": 32,
+        "seq": 128,
+        "ft_epochs": 3,
+        "ft_lr": 1e-4,
+        "ft_limit": None,
+    },
+    "quick": {
+        "vocab": 2000,
+        "steps": 30,
+        "batch": 8,
+        "seq": 64,
+        "ft_epochs": 1,
+        "ft_lr": 1e-4,
+        "ft_limit": 256,
+    },
 }
 
 
@@ -91,6 +107,7 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
             max_length=64,
             seed=0,
             bf16=True,
+            train_limit=b["ft_limit"],
             **kwargs,
         )
         timings[f"finetune ({name})"] = time.perf_counter() - t

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from warmstart import config as C
 from warmstart.config import opt
-from warmstart.data.corpus import DataConfig, ensure_shards
+from warmstart.data.catalog import open_dataset
+from warmstart.data.corpus import DataConfig, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, PackedWindows, WindowBatches
 from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
@@ -110,16 +112,19 @@ def pretrain(
     cfg = C.from_dict(PretrainConfig, resolved)
     tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
     cfg = check_fit(cfg, tokenizer, explicit)
+    if shards_dir is not None:
+        _check_shards(shards_dir, tokenizer)  # before anything is written
     run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
     if not resume:
         save_config(run_dir, C.to_dict(cfg))
-    shards_dir = ensure_shards(cfg.data, tokenizer, run_dir) if shards_dir is None else shards_dir
-    train_shards = TokenShards.open(shards_dir, "train")
-    if train_shards.fingerprint != tokenizer.fingerprint():
-        raise WarmstartError(
-            f"the shards in {shards_dir} were made with another tokenizer",
-            "run `warmstart prepare` again with this tokenizer",
-        )
+    if shards_dir is None:
+        try:
+            shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
+        except WarmstartError:
+            if not resume:  # the directory was created empty just above: leave nothing behind
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+    train_shards = _check_shards(shards_dir, tokenizer)
     prefix, suffix = [tokenizer.cls_id], [tokenizer.sep_id]
     collate = MLMCollator(cfg.mlm, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids)
     train = WindowBatches(
@@ -139,6 +144,16 @@ def pretrain(
     return result
 
 
+def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
+    shards = TokenShards.open(shards_dir, "train")
+    if shards.fingerprint != tokenizer.fingerprint():
+        raise WarmstartError(
+            f"the shards in {shards_dir} were made with another tokenizer than the one given",
+            "use the tokenizer the shards were prepared with, or run `warmstart prepare` again",
+        )
+    return shards
+
+
 def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:
     if cfg.data.shards:
         shards_dir = Path(cfg.data.shards)
@@ -149,4 +164,6 @@ def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path |
         raise WarmstartError("no tokenizer given", "pass --tokenizer DIR (from `warmstart tokenizer train`)")
     if not cfg.data.corpus:
         raise WarmstartError("no training text given", "pass --corpus NAME_OR_FILE or --shards DIR")
+    for name in cfg.data.corpus:
+        open_dataset(name, options(cfg.data))  # unknown names and missing files fail before any write
     return Tokenizer.load(cfg.data.tokenizer), None

@@ -114,11 +114,13 @@ def finetune_classification(
     scratch_like: str | None = None,
     progress: bool = True,
     bf16: bool = False,
+    train_limit: int | None = None,
 ) -> dict:
     """Finetune all parameters of an encoder + linear head; evaluate the best-validation model on test.
 
     ``init``: a pretrained run/checkpoint. ``scratch_like``: a run whose architecture and tokenizer are
-    copied with random weights (the demo's scratch twin).
+    copied with random weights (the demo's scratch twin). ``train_limit``: use only the first N training
+    examples (validation and test stay whole).
     """
     from warmstart.pretrained import load_encoder
 
@@ -131,10 +133,9 @@ def finetune_classification(
         raise WarmstartError(f"{dataset} has no labels", "pass a labeled dataset (see `warmstart data list`)")
     labels = data.labels()
     label2id = {name: i for i, name in enumerate(labels)}
-    splits = {
-        s: Encoded(list(data.records(s)), tok, label2id, max_length, f"{dataset} ({s})")
-        for s in ("train", "validation", "test")
-    }
+    records = {s: list(data.records(s)) for s in ("train", "validation", "test")}
+    records["train"] = records["train"][:train_limit]
+    splits = {s: Encoded(r, tok, label2id, max_length, f"{dataset} ({s})") for s, r in records.items()}
     unit = SequenceClassifier(encoder, len(labels))
     train = ExampleBatches(splits["train"], batch_size, seed)
     per_epoch = train.batches_per_epoch

@@ -150,7 +150,7 @@ def fit(
                 record = {"loss": loss_value, "lr": lr, "tokens_per_s": rate}
                 if grad_norm is not None:
                     record["grad_norm"] = grad_norm
-                record["epoch"] = train.position(step * cfg.grad_accum)[0]
+                record["epoch"] = train.position(step * cfg.grad_accum - 1)[0]
                 logger.log(step, "train", record)
                 bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
                 window_tokens, window_start = 0, time.perf_counter()
@@ -163,7 +163,7 @@ def fit(
                 bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in last_eval.items()))
             if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps:
                 state["step"] = step
-                state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)
+                state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)  # next batch
                 checkpointer.save(unit, optimizer, dict(state), cfg.keep_last)
             for hook in hooks:
                 hook(step, loss_value)

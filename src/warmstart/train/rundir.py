@@ -33,7 +33,7 @@ def open_run_dir(path: str | Path, *, resume: bool = False, overwrite: bool = Fa
 
 
 def saved_config(run_dir: Path) -> dict:
-    return load_yaml(Path(run_dir) / CONFIG_FILE)
+    return load_yaml(open_run_dir(run_dir, resume=True) / CONFIG_FILE)
 
 
 def save_config(run_dir: Path, data: dict) -> None:
