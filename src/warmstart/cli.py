@@ -103,7 +103,7 @@ def _finetune(a):
     from warmstart.tasks.classification import finetune_classification
 
     result = finetune_classification(
-        a.init,
+        None if a.from_scratch else a.init,
         a.dataset,
         a.out,
         epochs=a.epochs,
@@ -111,9 +111,8 @@ def _finetune(a):
         batch_size=a.batch_size,
         max_length=a.max_length,
         seed=a.seed,
-        tokenizer=a.tokenizer,
         overwrite=a.overwrite,
-        preset=a.preset,
+        scratch_like=a.init if a.from_scratch else None,
     )
     print(f"test accuracy {result['test']['accuracy']:.4f} (best validation step {result['best_step']})")
     print(f"run directory: {a.out}")
@@ -201,15 +200,24 @@ def build_parser() -> argparse.ArgumentParser:
     pt.set_defaults(func=_pretrain)
 
     ft = sub.add_parser("finetune", help="finetune a pretrained run on a labeled dataset (classification)")
-    ft.add_argument("--init", help="pretrained run or checkpoint directory (omit to train from scratch)")
+    ft.add_argument("--init", required=True, help="pretrained run or checkpoint directory")
     ft.add_argument("--dataset", required=True, help="labeled dataset name or file")
-    ft.add_argument("--tokenizer", help="tokenizer directory (default: the one saved with --init)")
-    ft.add_argument("--preset", default="bert-mini", help="model size when training from scratch")
-    ft.add_argument("--epochs", type=int, default=3)
-    ft.add_argument("--lr", type=float, default=5e-5)
-    ft.add_argument("--batch-size", type=int, default=32)
-    ft.add_argument("--max-length", type=int, default=128)
-    ft.add_argument("--seed", type=int, default=0)
+    ft.add_argument(
+        "--from-scratch",
+        action="store_true",
+        help="same architecture and tokenizer as --init but random weights (the scratch twin)",
+    )
+    ft.add_argument("--epochs", type=int, default=3, help="passes over the training split")
+    ft.add_argument(
+        "--lr", type=float, default=5e-5, help="peak learning rate (warmup 10%%, then linear decay)"
+    )
+    ft.add_argument("--batch-size", type=int, default=32, help="examples per batch")
+    ft.add_argument(
+        "--max-length", type=int, default=128, help="longer inputs are truncated to this many tokens"
+    )
+    ft.add_argument(
+        "--seed", type=int, default=0, help="seed for the head's initialisation, order and dropout"
+    )
     ft.add_argument("--out", required=True, help="run directory")
     ft.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
     ft.set_defaults(func=_finetune)

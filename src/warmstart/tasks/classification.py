@@ -84,7 +84,8 @@ class Encoded:
 class ExampleBatches:
     def __init__(self, data: Encoded, batch_size: int, seed: int):
         self.data = data
-        self.order = EpochOrder(len(data), batch_size, seed, drop_last=False)
+        lengths = [len(x) for x in data.ids]
+        self.order = EpochOrder(len(data), batch_size, seed, drop_last=False, lengths=lengths)
         self.batches_per_epoch = self.order.batches_per_epoch
 
     def batch(self, index: int) -> dict:
@@ -108,9 +109,7 @@ def finetune_classification(
     batch_size: int = 32,
     max_length: int = 128,
     seed: int = 0,
-    tokenizer=None,
     overwrite: bool = False,
-    preset: str | None = None,
     scratch_like: str | None = None,
     progress: bool = True,
     bf16: bool = False,

@@ -154,6 +154,7 @@ def fit(
                 logger.log(step, "train", record)
                 bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
                 window_tokens, window_start = 0, time.perf_counter()
+            paused = time.perf_counter()  # evaluation and checkpoint time is left out of tokens/s
             if (cfg.eval_every and step % cfg.eval_every == 0) or step == cfg.steps:
                 last_eval = evaluate(unit, eval_batches, device, cfg.bf16)
                 logger.log(step, "validation", last_eval)
@@ -165,6 +166,7 @@ def fit(
                 state["step"] = step
                 state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)  # next batch
                 checkpointer.save(unit, optimizer, dict(state), cfg.keep_last)
+            window_start += time.perf_counter() - paused
             for hook in hooks:
                 hook(step, loss_value)
     finally:
