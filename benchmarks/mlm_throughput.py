@@ -27,7 +27,9 @@ from warmstart.tokenization import train_tokenizer
 
 def real_batches(vocab: int, seq: int, batch: int, count: int) -> tuple[list[dict], object]:
     texts = list(corpus_texts(["wiki-leads"], DataOptions(label_column=None), "train"))
-    tok = train_tokenizer(texts[:4000], "wordpiece", vocab, Path(tempfile.mkdtemp()) / "tok", show_progress=False)
+    tok = train_tokenizer(
+        texts[:4000], "wordpiece", vocab, Path(tempfile.mkdtemp()) / "tok", show_progress=False
+    )
     stream = [t for ids in tok.encode_batch(texts[4000:6000]) for t in ids + [tok.sep_id]]
     width = seq - 2
     rows = [[tok.cls_id, *stream[i * width : (i + 1) * width], tok.sep_id] for i in range(count * batch)]
@@ -54,10 +56,16 @@ def warmstart_step(cfg: BertConfig):
 def transformers_step(cfg: BertConfig):
     import transformers
 
-    model = transformers.BertForMaskedLM(transformers.BertConfig(
-        vocab_size=cfg.vocab_size, hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_hidden_layers,
-        num_attention_heads=cfg.num_attention_heads, intermediate_size=cfg.intermediate_size,
-        attn_implementation="sdpa"))
+    model = transformers.BertForMaskedLM(
+        transformers.BertConfig(
+            vocab_size=cfg.vocab_size,
+            hidden_size=cfg.hidden_size,
+            num_hidden_layers=cfg.num_hidden_layers,
+            num_attention_heads=cfg.num_attention_heads,
+            intermediate_size=cfg.intermediate_size,
+            attn_implementation="sdpa",
+        )
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
 
     def step(batch, bf16):
@@ -91,8 +99,13 @@ def main() -> None:
     a = p.parse_args()
     torch.manual_seed(0)
     batches, tok = real_batches(a.vocab, a.seq, a.batch, 8)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=a.hidden, num_hidden_layers=a.layers,
-                     num_attention_heads=a.heads, intermediate_size=4 * a.hidden)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=a.hidden,
+        num_hidden_layers=a.layers,
+        num_attention_heads=a.heads,
+        intermediate_size=4 * a.hidden,
+    )
     rows = []
     for name, bf16 in [("fp32", False), ("bf16 autocast", True)]:
         runners = {"warmstart": warmstart_step(cfg), "transformers": transformers_step(cfg)}
@@ -101,13 +114,21 @@ def main() -> None:
             for k, step in runners.items():
                 rates[k].append(timed(step, batches, a.steps, bf16))
         ws, hf = statistics.median(rates["warmstart"]), statistics.median(rates["transformers"])
-        rows.append({"precision": name, "warmstart_tok_s": round(ws), "transformers_tok_s": round(hf),
-                     "ratio": round(ws / hf, 2)})
+        rows.append(
+            {
+                "precision": name,
+                "warmstart_tok_s": round(ws),
+                "transformers_tok_s": round(hf),
+                "ratio": round(ws / hf, 2),
+            }
+        )
     shape = f"{a.layers}L/{a.hidden}H/{a.heads}A vocab {tok.vocab_size} seq {a.seq} batch {a.batch}"
     print(f"\nMasked-LM training, {shape}, {torch.get_num_threads()} threads, median of {a.trials} trials\n")
     print("| precision | warmstart tok/s | transformers tok/s | ratio |\n|---|---|---|---|")
     for r in rows:
-        print(f"| {r['precision']} | {r['warmstart_tok_s']:,} | {r['transformers_tok_s']:,} | {r['ratio']}x |")
+        print(
+            f"| {r['precision']} | {r['warmstart_tok_s']:,} | {r['transformers_tok_s']:,} | {r['ratio']}x |"
+        )
     print(json.dumps({"benchmark": "mlm_throughput", "shape": shape, "rows": rows}))
 
 
