@@ -159,7 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     tok = sub.add_parser("tokenizer", help="train tokenizers").add_subparsers(dest="tok_cmd", required=True)
     tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE or Unigram tokenizer")
-    tt.add_argument("--kind", default="wordpiece", choices=["wordpiece", "bpe", "unigram"])
+    tt.add_argument(
+        "--kind",
+        default="wordpiece",
+        choices=["wordpiece", "bpe", "unigram"],
+        help="wordpiece (BERT), bpe (byte-level, GPT-2/RoBERTa) or unigram (T5)",
+    )
     tt.add_argument("--vocab-size", type=int, default=16000, help="vocabulary size, special tokens included")
     tt.add_argument(
         "--corpus", nargs="+", required=True, help="corpus names or text files (train split used)"

@@ -83,6 +83,11 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
             f"{cfg.model.max_position_embeddings}",
             "lower data.seq_len or raise model.max_position_embeddings",
         )
+    if tokenizer.cls_id is None or tokenizer.sep_id is None:
+        raise WarmstartError(
+            f"the {tokenizer.kind} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
+            "train a wordpiece or bpe tokenizer with `warmstart tokenizer train --kind wordpiece`",
+        )
     if tokenizer.mask_id is None:
         raise WarmstartError(
             "the tokenizer has no mask token, which masked LM needs",

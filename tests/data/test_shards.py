@@ -1,6 +1,5 @@
 """Token shards on real wiki-leads prose: layout, cross-boundary reads, doc offsets, atomicity, errors."""
 
-
 import numpy as np
 import pytest
 
