@@ -10,7 +10,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt requirements-data.txt
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
 	$(BIN)/pip install --quiet --no-deps -r requirements-data.txt
 	touch $(STAMP)
 

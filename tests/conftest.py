@@ -43,3 +43,49 @@ TINY_MODEL = [
     "model.max_position_embeddings=64",
     "data.seq_len=64",
 ]
+
+
+@pytest.fixture(scope="session")
+def tiny_pretrained(small_shards, tmp_path_factory):
+    """A 2-layer, hidden-32 BERT pretrained by MLM for 12 steps on the small shards: a run directory."""
+    from warmstart.pretrain import pretrain
+
+    out = tmp_path_factory.mktemp("pretrained") / "run"
+    overrides = TINY_MODEL + [
+        "model.max_position_embeddings=128",
+        "train.batch_size=8",
+        "train.eval_every=6",
+        "train.save_every=6",
+        "train.eval_batches=2",
+        "train.progress=false",
+        "train.lr=1e-3",
+    ]
+    pretrain(
+        None,
+        None,
+        {"out": str(out), "data": {"shards": str(small_shards)}, "train": {"steps": 12}},
+        overrides,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def rt_small(tmp_path_factory):
+    """A CSV of 240 real rotten-tomatoes snippets (120 per class) with columns text,label."""
+    import csv
+
+    from warmstart.data.catalog import open_dataset
+
+    rows, per = [], {"fresh": 0, "rotten": 0}
+    for r in open_dataset("rotten-tomatoes").records("all"):
+        if per[r["label"]] < 120:
+            per[r["label"]] += 1
+            rows.append(r)
+        if len(rows) == 240:
+            break
+    path = tmp_path_factory.mktemp("rt") / "rt.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["text", "label"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path

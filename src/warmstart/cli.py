@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import warnings
+from pathlib import Path
 
 from warmstart.errors import WarmstartError
 
@@ -68,28 +69,40 @@ def _prepare(a):
     print(f"token shards written to {a.out}")
 
 
+def _flags(a, table: list[tuple[str, str]]) -> dict:
+    """Nested config dict from the flags that were given: [(attribute, dotted key)]."""
+    flags: dict = {}
+    for key, dotted in table:
+        value = getattr(a, key)
+        if value is not None and value is not False:
+            node = flags
+            *sections, leaf = dotted.split(".")
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[leaf] = value
+    return flags
+
+
 def _pretrain(a):
     from warmstart.pretrain import pretrain
 
     if a.corpus:  # KEY=VALUE overrides typed after --corpus land there: move them back
         a.overrides = a.overrides + [c for c in a.corpus if "=" in c]
         a.corpus = [c for c in a.corpus if "=" not in c]
-    flags: dict = {}
-    for key, dotted in [
-        ("corpus", "data.corpus"),
-        ("tokenizer", "data.tokenizer"),
-        ("shards", "data.shards"),
-        ("steps", "train.steps"),
-        ("out", "out"),
-        ("seq_len", "data.seq_len"),
-        ("batch_size", "train.batch_size"),
-        ("lr", "train.lr"),
-        ("seed", "train.seed"),
-    ]:
-        value = getattr(a, key)
-        if value is not None:
-            section, _, leaf = dotted.rpartition(".")
-            (flags.setdefault(section, {}) if section else flags)[leaf] = value
+    flags = _flags(
+        a,
+        [
+            ("corpus", "data.corpus"),
+            ("tokenizer", "data.tokenizer"),
+            ("shards", "data.shards"),
+            ("steps", "train.steps"),
+            ("out", "out"),
+            ("seq_len", "data.seq_len"),
+            ("batch_size", "train.batch_size"),
+            ("lr", "train.lr"),
+            ("seed", "train.seed"),
+        ],
+    )
     result = pretrain(a.preset, a.config, flags, a.overrides, resume=a.resume, overwrite=a.overwrite)
     m = result["metrics"]
     print(
@@ -99,23 +112,131 @@ def _pretrain(a):
     print(f"run directory: {result['run_dir']}")
 
 
-def _finetune(a):
-    from warmstart.tasks.classification import finetune_classification
+FINETUNE_FLAGS = [
+    ("init", "init"),
+    ("dataset", "data.dataset"),
+    ("task", "task.name"),
+    ("from_scratch", "from_scratch"),
+    ("epochs", "epochs"),
+    ("lr", "train.lr"),
+    ("batch_size", "train.batch_size"),
+    ("max_length", "task.max_length"),
+    ("seeds", "seeds"),
+    ("strategy", "strategy.strategy"),
+    ("text_column", "data.text_column"),
+    ("text_pair_column", "data.text_pair_column"),
+    ("label_column", "data.label_column"),
+    ("out", "out"),
+]
 
-    result = finetune_classification(
-        None if a.from_scratch else a.init,
-        a.dataset,
-        a.out,
-        epochs=a.epochs,
-        lr=a.lr,
-        batch_size=a.batch_size,
-        max_length=a.max_length,
-        seed=a.seed,
-        overwrite=a.overwrite,
-        scratch_like=a.init if a.from_scratch else None,
+
+def _finetune(a):
+    from warmstart.finetune import finetune
+
+    result = finetune(
+        a.config, _flags(a, FINETUNE_FLAGS), a.overrides, resume=a.resume, overwrite=a.overwrite
     )
-    print(f"test accuracy {result['test']['accuracy']:.4f} (best validation step {result['best_step']})")
-    print(f"run directory: {a.out}")
+    for seed, run in result["runs"].items():
+        test = run["test_metrics"]["test"]
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
+        print(f"seed {seed}: test {shown} (best validation step {run['test_metrics']['best_step']})")
+    if "summary" in result:
+        for name, m in result["summary"]["metrics"].items():
+            print(f"{name}: mean {m['mean']:.4f}, median {m['median']:.4f}, std {m['std']:.4f}")
+    print(f"run directory: {result['run_dir']}")
+
+
+def _data_options(a) -> object:
+    from warmstart.data.catalog import DataOptions
+
+    return DataOptions(
+        text_column=a.text_column,
+        text_pair_column=getattr(a, "text_pair_column", None),
+        label_column=getattr(a, "label_column", "label"),
+        split_seed=a.split_seed,
+    )
+
+
+def _evaluate(a):
+    from warmstart.inference import evaluate_run
+    from warmstart.train.checkpoint import write_json
+
+    result = evaluate_run(a.run, a.data, a.split, _data_options(a))
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
+    print(f"{a.data} ({a.split}, {result['examples']:,} examples): {shown}")
+    if a.out:
+        write_json(result, Path(a.out))
+        print(f"metrics written to {a.out}")
+
+
+def _predict(a):
+    import json
+
+    from warmstart.inference import predict_lines
+
+    source = sys.stdin if a.input in (None, "-") else _open_input(a.input)
+    sink = sys.stdout if a.out in (None, "-") else open(a.out, "w", encoding="utf-8")
+    try:
+        count = 0
+        for pred in predict_lines(a.run, source):
+            sink.write(json.dumps(pred, ensure_ascii=False) + "\n")
+            count += 1
+        if sink is not sys.stdout:
+            print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
+    finally:
+        if source is not sys.stdin:
+            source.close()
+        if sink is not sys.stdout:
+            sink.close()
+
+
+def _open_input(path: str):
+    if not Path(path).is_file():
+        raise WarmstartError(f"no such input file: {path}", "pass an existing file, or - for stdin")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _embed(a):
+    import numpy as np
+
+    from warmstart.data.catalog import open_dataset
+    from warmstart.features import embed
+    from warmstart.pretrained import load_encoder
+
+    encoder, tokenizer, _ = load_encoder(a.run)
+    texts = list(open_dataset(a.data, _data_options(a)).texts(a.split))
+    if not texts:
+        raise WarmstartError(f"no texts in the {a.split} split of {a.data}", "pick another split or file")
+    vectors = embed(encoder, tokenizer, texts, a.layer, a.pooling, a.max_length)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out, vectors)
+    print(f"{vectors.shape[0]:,} x {vectors.shape[1]} features ({a.layer}, {a.pooling}) written to {out}")
+
+
+def _probe(a):
+    from warmstart.probe import run_probe
+
+    result = run_probe(
+        a.run,
+        a.data,
+        a.out,
+        pooling=a.pooling,
+        max_length=a.max_length,
+        train_limit=a.train_limit,
+        scratch_twin=not a.no_scratch,
+        overwrite=a.overwrite,
+        options=_data_options(a),
+    )
+    print(result["table"])
+    print(f"plot: {result['plot']}")
+
+
+def _data_build(a):
+    from warmstart.data.ner_silver import build_ner_silver
+
+    path = build_ner_silver(limit=a.limit, overwrite=a.overwrite)
+    print(f"{a.name} written to {path}")
 
 
 def _demo(a):
@@ -156,6 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
     _add_text_options(show)
     show.set_defaults(func=_data_show)
+    build = data.add_parser("build", help="build a derived dataset once and cache it")
+    build.add_argument("name", choices=["wiki-ner-silver"], help="the dataset to build")
+    build.add_argument("--limit", type=int, default=None, help="only the first N documents (a quick look)")
+    build.add_argument("--overwrite", action="store_true", help="rebuild an existing cache")
+    build.set_defaults(func=_data_build)
 
     tok = sub.add_parser("tokenizer", help="train tokenizers").add_subparsers(dest="tok_cmd", required=True)
     tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE or Unigram tokenizer")
@@ -204,28 +330,79 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. train.lr=3e-4")
     pt.set_defaults(func=_pretrain)
 
-    ft = sub.add_parser("finetune", help="finetune a pretrained run on a labeled dataset (classification)")
-    ft.add_argument("--init", required=True, help="pretrained run or checkpoint directory")
-    ft.add_argument("--dataset", required=True, help="labeled dataset name or file")
+    from warmstart.finetune import FinetuneConfig
+
+    ft = sub.add_parser("finetune", help="finetune a pretrained model on a labeled task")
+    _raw(ft, help_text(FinetuneConfig))
+    ft.add_argument("--init", help="pretrained run or checkpoint directory (init)")
+    ft.add_argument("--dataset", help="labeled dataset name or file (data.dataset)")
+    ft.add_argument("--task", help="classification, tagging, extractive_qa or multiple_choice (task.name)")
     ft.add_argument(
         "--from-scratch",
         action="store_true",
         help="same architecture and tokenizer as --init but random weights (the scratch twin)",
     )
-    ft.add_argument("--epochs", type=int, default=3, help="passes over the training split")
+    ft.add_argument("--epochs", type=float, help="passes over the training split (epochs)")
+    ft.add_argument("--lr", type=float, help="peak learning rate, warmup then linear decay (train.lr)")
+    ft.add_argument("--batch-size", type=int, help="examples per batch (train.batch_size)")
+    ft.add_argument("--max-length", type=int, help="longest input in tokens (task.max_length)")
+    ft.add_argument("--seeds", help="comma-separated seeds, e.g. 1,2,3: one run each and a summary (seeds)")
+    ft.add_argument("--strategy", help="full, frozen, top_k, layernorm, bitfit or lora (strategy.strategy)")
+    ft.add_argument("--text-column", help="column with the text (data.text_column)")
     ft.add_argument(
-        "--lr", type=float, default=5e-5, help="peak learning rate (warmup 10%%, then linear decay)"
+        "--text-pair-column", help="column with the second text of a pair (data.text_pair_column)"
     )
-    ft.add_argument("--batch-size", type=int, default=32, help="examples per batch")
-    ft.add_argument(
-        "--max-length", type=int, default=128, help="longer inputs are truncated to this many tokens"
-    )
-    ft.add_argument(
-        "--seed", type=int, default=0, help="seed for the head's initialisation, order and dropout"
-    )
-    ft.add_argument("--out", required=True, help="run directory")
+    ft.add_argument("--label-column", help="column with the label (data.label_column)")
+    ft.add_argument("--config", help="YAML file of config keys")
+    ft.add_argument("--out", help="run directory (out)")
+    ft.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run exactly")
     ft.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
+    ft.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. train.lr=3e-5")
     ft.set_defaults(func=_finetune)
+
+    ev = sub.add_parser("evaluate", help="metrics of a finetuned run on a labeled dataset split")
+    ev.add_argument("run", help="finetune run directory (its best model is used) or model directory")
+    ev.add_argument("--data", required=True, help="dataset name or file with the same kind of labels")
+    ev.add_argument("--split", default="test", choices=["train", "validation", "test", "all"], help="split")
+    ev.add_argument("--label-column", default="label", help="column with the label")
+    ev.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
+    ev.add_argument("--out", help="also write the metrics to this JSON file")
+    _add_text_options(ev)
+    ev.set_defaults(func=_evaluate)
+
+    pd = sub.add_parser("predict", help="predictions of a finetuned run as JSON lines")
+    pd.add_argument("run", help="finetune run directory (its best model is used) or model directory")
+    pd.add_argument("--input", help="file with one example per line (text, or a JSON object); default: stdin")
+    pd.add_argument("--out", help="JSONL output file; default: stdout")
+    pd.set_defaults(func=_predict)
+
+    em = sub.add_parser("embed", help="hidden states of a chosen layer, pooled, to a .npy file")
+    em.add_argument("run", help="run or checkpoint directory (pretrained or finetuned)")
+    em.add_argument("--data", required=True, help="dataset name or file whose texts to embed")
+    em.add_argument("--split", default="all", choices=["train", "validation", "test", "all"], help="split")
+    em.add_argument(
+        "--layer",
+        default="last",
+        help="last, second_to_last, sum_last4, concat_last4, or an index (0 = embeddings)",
+    )
+    em.add_argument("--pooling", default="cls", choices=["cls", "mean"], help="[CLS] state or mean")
+    em.add_argument("--max-length", type=int, default=128, help="longer texts are truncated")
+    em.add_argument("--out", required=True, help="output .npy file (rows in the order of the texts)")
+    _add_text_options(em)
+    em.set_defaults(func=_embed)
+
+    pb = sub.add_parser("probe", help="a linear probe on every layer, with a plot of score by layer")
+    pb.add_argument("run", help="run or checkpoint directory (pretrained)")
+    pb.add_argument("--data", required=True, help="labeled dataset name or file")
+    pb.add_argument("--pooling", default="cls", choices=["cls", "mean"], help="[CLS] state or mean")
+    pb.add_argument("--max-length", type=int, default=128, help="longer texts are truncated")
+    pb.add_argument("--train-limit", type=int, default=4000, help="training examples for the probes")
+    pb.add_argument("--no-scratch", action="store_true", help="skip the randomly initialised baseline")
+    pb.add_argument("--out", required=True, help="output directory (probe.json, probe.md, probe.png)")
+    pb.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    pb.add_argument("--label-column", default="label", help="column with the label")
+    _add_text_options(pb)
+    pb.set_defaults(func=_probe)
 
     dm = sub.add_parser("demo", help="the whole path on the embedded real data, with a report")
     dm.add_argument("--out", default="runs/demo", help="directory for the demo's runs and report")

@@ -60,8 +60,8 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
         return _coerce(value, inner[0], key)
     if origin is list:
         items = value if isinstance(value, list) else [value]
-        if isinstance(value, str):
-            items = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, str):  # "1,2,3" from the command line: each item read as a YAML scalar
+            items = [yaml.safe_load(v.strip()) for v in value.split(",") if v.strip()]
         return [_coerce(v, args[0], key) for v in items]
     if tp is Any:
         return value

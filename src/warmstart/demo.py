@@ -15,9 +15,9 @@ from pathlib import Path
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
 from warmstart.errors import WarmstartError
+from warmstart.finetune import finetune
 from warmstart.pretrain import pretrain
 from warmstart.report.demo_report import write_demo_report
-from warmstart.tasks.classification import finetune_classification
 from warmstart.tokenization import train_tokenizer
 
 CORPORA = ["wiki-leads", "news"]
@@ -92,24 +92,19 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
     timings["pretrain"] = time.perf_counter() - t
 
     runs = {}
-    for name, kwargs in [
-        ("pretrained", {"init": str(out / "pretrain")}),
-        ("scratch", {"init": None, "scratch_like": str(out / "pretrain")}),
-    ]:
+    for name, scratch in [("pretrained", False), ("scratch", True)]:
         t = time.perf_counter()
         runs[name] = out / f"finetune-{name}"
-        finetune_classification(
-            dataset=TASK,
-            out=str(runs[name]),
-            epochs=b["ft_epochs"],
-            lr=b["ft_lr"],
-            batch_size=32,
-            max_length=64,
-            seed=0,
-            bf16=True,
-            train_limit=b["ft_limit"],
-            **kwargs,
-        )
+        flags = {
+            "init": str(out / "pretrain"),
+            "from_scratch": scratch,
+            "out": str(runs[name]),
+            "epochs": b["ft_epochs"],
+            "data": {"dataset": TASK, "train_limit": b["ft_limit"]},
+            "task": {"max_length": 64},
+            "train": {"lr": b["ft_lr"], "batch_size": 32, "bf16": True, "seed": 0},
+        }
+        finetune(None, flags, [])
         timings[f"finetune ({name})"] = time.perf_counter() - t
 
     return write_demo_report(out, out / "pretrain", runs, timings, b)

@@ -13,10 +13,12 @@ from warmstart.registry import MODELS, lookup
 from warmstart.tokenization import Tokenizer
 
 
-def resolve_checkpoint(path: str | Path) -> Path:
-    """A model directory: the path itself if it holds weights, else RUN/final, RUN/best, or the last step."""
+def resolve_checkpoint(path: str | Path, prefer: str = "final") -> Path:
+    """A model directory: the path itself if it holds weights, else RUN/final and RUN/best (in the order
+    ``prefer`` says), else the last step checkpoint."""
     path = Path(path)
-    candidates = [path, path / "final", path / "best"]
+    order = ["final", "best"] if prefer == "final" else ["best", "final"]
+    candidates = [path] + [path / name for name in order]
     ckpts = sorted((path / "checkpoints").glob("step-*")) if (path / "checkpoints").is_dir() else []
     for c in candidates + ckpts[::-1]:
         if (c / "model.safetensors").is_file() and (c / "config.json").is_file():
@@ -55,3 +57,35 @@ def load_encoder(path: str | Path, random_init: bool = False):
                 "pass a checkpoint written by `warmstart pretrain`",
             )
     return encoder, tokenizer, config_json
+
+
+def load_finetuned(path: str | Path):
+    """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
+    directory. The head, its task options and the label map come from the checkpoint's config.json."""
+    from warmstart.registry import TASKS
+    from warmstart.tasks.base import TaskConfig
+
+    d = resolve_checkpoint(path, prefer="best")
+    config_json = json.loads((d / "config.json").read_text())
+    block = config_json.get("warmstart", {})
+    if "task" not in block:
+        raise WarmstartError(
+            f"{d} holds a pretrained model, not a finetuned one",
+            "pass the directory of a `warmstart finetune` run",
+        )
+    names = {f.name for f in dataclasses.fields(TaskConfig)}
+    task_cfg = TaskConfig(**{k: v for k, v in block["task"].items() if k in names})
+    task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
+    cfg, model_cls = model_config(config_json)
+    labels = list(block.get("labels", []))
+    unit = task.build(model_cls(cfg), labels)
+    state = load_file(str(d / "model.safetensors"))
+    missing, unexpected = unit.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise WarmstartError(
+            f"the weights in {d} do not fit a {task_cfg.name} model: "
+            f"missing {', '.join(missing[:3]) or 'none'}; unexpected {', '.join(unexpected[:3]) or 'none'}",
+            "pass a checkpoint written by `warmstart finetune`",
+        )
+    unit.eval()
+    return unit, task, Tokenizer.load(d), labels

@@ -59,9 +59,17 @@ def test_txt_modes(tmp_path):
         read_file(path, txt_mode="page")
 
 
-def test_empty_text_is_skipped(tmp_path):
+def test_empty_text_is_skipped_in_corpora_and_an_error_in_labeled_data(tmp_path):
     path = write(tmp_path / "e.csv", [{"text": "a", "label": "x"}, {"text": "  ", "label": "y"}])
-    assert list(read_file(path, label_column="label")) == [{"text": "a", "label": "x"}]
+    assert list(read_file(path)) == [{"text": "a"}]
+    with pytest.raises(WarmstartError, match="line 3 of .* has a label but an empty 'text'"):
+        list(read_file(path, label_column="label"))
+
+
+def test_empty_second_text_of_a_pair_is_an_error(tmp_path):
+    path = write(tmp_path / "p.csv", [{"a": "x", "b": "y", "label": "1"}, {"a": "x", "b": " ", "label": "0"}])
+    with pytest.raises(WarmstartError, match="line 3 .* no value for column 'b'"):
+        list(read_file(path, text_column="a", text_pair_column="b", label_column="label"))
 
 
 def test_non_utf8_is_replaced_with_one_warning(tmp_path):

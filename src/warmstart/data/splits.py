@@ -15,7 +15,13 @@ from warmstart.errors import WarmstartError
 
 SPLITS = ("train", "validation", "test")
 # (validation, test) fractions per dataset kind.
-DEFAULT_FRACTIONS = {"corpus": (0.02, 0.01), "labeled": (0.1, 0.1)}
+DEFAULT_FRACTIONS = {
+    "corpus": (0.02, 0.01),
+    "labeled": (0.1, 0.1),
+    "tagging": (0.1, 0.1),
+    "qa": (0.1, 0.1),
+    "choice": (0.1, 0.1),
+}
 
 
 def normalize(text: str) -> str:
@@ -24,7 +30,13 @@ def normalize(text: str) -> str:
 
 
 def record_key(record: dict) -> str:
-    """The hash key of a record: its normalized text, plus its normalized text_pair if it has one."""
+    """The hash key of a record: its normalized text, plus its normalized text_pair if it has one.
+
+    Derived records (sentences of a document, questions about a passage) carry a ``split_key``, the text
+    of their source document, so every record of one document lands in the split of that document.
+    """
+    if record.get("split_key") is not None:
+        return normalize(record["split_key"])
     key = normalize(record["text"])
     if record.get("text_pair") is not None:
         key += "\x1f" + normalize(record["text_pair"])

@@ -94,14 +94,24 @@ class BertModel(nn.Module):
         init_weights(self, config.initializer_range)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
+        return self.hidden_states(input_ids, attention_mask, token_type_ids, keep=False)[-1]
+
+    def hidden_states(self, input_ids, attention_mask=None, token_type_ids=None, keep=True) -> list:
+        """[embedding output, layer 1, ..., layer L] (the last after the final norm in pre-LN models);
+        with ``keep=False`` only the last."""
         t = input_ids.shape[1]
         if t > self.config.max_position_embeddings:
             raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
         x = self.embeddings(input_ids, token_type_ids)
+        states = [x] if keep else []
         mask = padding_mask(attention_mask)
-        for layer in self.layers:
+        for i, layer in enumerate(self.layers):
             x = layer(x, mask)
-        return self.final_norm(x) if self.final_norm is not None else x
+            if self.final_norm is not None and i == len(self.layers) - 1:
+                x = self.final_norm(x)
+            if keep:
+                states.append(x)
+        return states if keep else [x]
 
     def pool(self, hidden: torch.Tensor) -> torch.Tensor:
         """BERT's pooled output: tanh(dense([CLS])); the raw [CLS] state when the model has no pooler."""

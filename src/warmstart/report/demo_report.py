@@ -10,8 +10,11 @@ from pathlib import Path
 import torch
 
 from warmstart.report.plots import line_plot
-from warmstart.tasks.classification import read_test_metrics
 from warmstart.train.logging import read_metrics
+
+
+def read_test_metrics(run_dir: Path) -> dict:
+    return json.loads((Path(run_dir) / "test_metrics.json").read_text())
 
 
 def _xy(rows: list[dict], key: str) -> tuple[list, list]:

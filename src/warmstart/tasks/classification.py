@@ -1,195 +1,212 @@
 """Sequence classification: a randomly initialised linear layer on the [CLS] hidden state.
 
-Minimal for now (single sentence, full finetuning); it runs on the one fit loop like pretraining does.
+One sentence or a sentence pair (``[CLS] A [SEP] B [SEP]`` with segment ids); three problems:
+- single_label: softmax over the classes, cross-entropy; accuracy and macro-F1.
+- multi_label: one sigmoid per label, binary cross-entropy; micro precision/recall/F1 and exact-set match.
+  Labels come as a list (JSONL) or as one string joined by ``task.label_separator`` ("sports|politics").
+- regression: one output, mean squared error; MSE and Pearson correlation (similarity scores, STS-B).
+All metrics are sums and counts per batch, so evaluation memory does not grow with the data.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import math
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from warmstart.data.catalog import DataOptions, open_dataset
-from warmstart.data.order import EpochOrder
 from warmstart.errors import WarmstartError
-from warmstart.train.checkpoint import Checkpointer, load_weights, write_json
-from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
-from warmstart.train.rundir import open_run_dir, save_config
+from warmstart.tasks.base import Features, Task, encoder_inputs
+
+PROBLEMS = ("single_label", "multi_label", "regression")
+
+
+def init_head(linear: nn.Linear, std: float) -> nn.Linear:
+    nn.init.normal_(linear.weight, std=std)
+    nn.init.zeros_(linear.bias)
+    return linear
 
 
 class SequenceClassifier(nn.Module):
-    best_metric = ("accuracy", "max")
+    """encoder -> dropout -> Linear on the [CLS] state. ``forward(batch) -> (loss, stats)``."""
 
-    def __init__(self, encoder: nn.Module, num_labels: int):
+    def __init__(self, encoder: nn.Module, labels: list[str], problem: str = "single_label"):
         super().__init__()
         c = encoder.config
-        self.encoder = encoder
+        self.encoder, self.labels, self.problem = encoder, list(labels), problem
         self.drop = nn.Dropout(c.hidden_dropout_prob)
-        self.classifier = nn.Linear(c.hidden_size, num_labels)
-        nn.init.normal_(self.classifier.weight, std=c.initializer_range)
-        nn.init.zeros_(self.classifier.bias)
+        outputs = 1 if problem == "regression" else len(labels)
+        self.classifier = init_head(nn.Linear(c.hidden_size, outputs), c.initializer_range)
+        self.best_metric = {"single_label": ("accuracy", "max"), "multi_label": ("f1", "max")}.get(
+            problem, ("pearson", "max")
+        )
 
     def logits(self, batch: dict) -> torch.Tensor:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
         return self.classifier(self.drop(hidden[:, 0])).float()
 
     def forward(self, batch: dict):
+        logits, labels = self.logits(batch), batch["labels"]
+        n = labels.shape[0]
+        if self.problem == "regression":
+            pred = logits.squeeze(-1)
+            loss_sum = F.mse_loss(pred, labels, reduction="sum")
+            stats = {"mse": (loss_sum.detach(), n)}
+            x, y = pred.detach().double(), labels.double()  # float64 moments: no cancellation in Pearson
+            for name, v in (("x", x), ("y", y), ("xx", x * x), ("yy", y * y), ("xy", x * y)):
+                stats[f"_{name}"] = (v.sum(), n)
+        elif self.problem == "multi_label":
+            loss_sum = F.binary_cross_entropy_with_logits(logits, labels, reduction="sum") / labels.shape[1]
+            pred, gold = logits > 0, labels > 0.5
+            tp = (pred & gold).sum()
+            stats = {
+                "precision": (tp, pred.sum()),
+                "recall": (tp, gold.sum()),
+                "exact_match": ((pred == gold).all(-1).sum(), n),
+            }
+        else:
+            loss_sum = F.cross_entropy(logits, labels, reduction="sum")
+            pred = logits.argmax(-1)
+            stats = {"accuracy": ((pred == labels).sum(), n)}
+            for c in range(len(self.labels)):  # per-class counts for macro-F1
+                hit = ((pred == c) & (labels == c)).sum()
+                stats[f"_p{c}"], stats[f"_r{c}"] = (hit, (pred == c).sum()), (hit, (labels == c).sum())
+        stats["loss"] = (loss_sum.detach(), n)
+        return loss_sum / n, stats
+
+    def summarize(self, means: dict) -> dict:
+        out = {k: v for k, v in means.items() if not k.startswith("_")}
+        if self.problem == "regression":
+            vx = means["_xx"] - means["_x"] ** 2
+            vy = means["_yy"] - means["_y"] ** 2
+            cov = means["_xy"] - means["_x"] * means["_y"]
+            out["pearson"] = cov / math.sqrt(vx * vy) if vx > 0 and vy > 0 else 0.0
+        elif self.problem == "multi_label":
+            out.setdefault("precision", 0.0)
+            out.setdefault("recall", 0.0)
+            out["f1"] = f1(out["precision"], out["recall"])
+        else:
+            scores = [
+                f1(means.get(f"_p{c}", 0.0), means.get(f"_r{c}", 0.0))
+                for c in range(len(self.labels))
+                if f"_r{c}" in means
+            ]
+            out["macro_f1"] = sum(scores) / len(scores) if scores else 0.0
+        return out
+
+    @torch.no_grad()
+    def predict(self, batch: dict) -> list[dict]:
         logits = self.logits(batch)
-        labels = batch["labels"]
-        loss_sum = F.cross_entropy(logits, labels, reduction="sum")
-        n = labels.numel()
-        correct = (logits.argmax(-1) == labels).sum()
-        return loss_sum / n, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}
+        if self.problem == "regression":
+            return [{"score": round(float(v), 6)} for v in logits.squeeze(-1)]
+        if self.problem == "multi_label":
+            probs = torch.sigmoid(logits)
+            return [
+                {
+                    "labels": [lab for lab, p in zip(self.labels, row) if p > 0.5],
+                    "probabilities": {lab: round(float(p), 6) for lab, p in zip(self.labels, row)},
+                }
+                for row in probs
+            ]
+        probs = torch.softmax(logits, -1)
+        return [
+            {
+                "label": self.labels[int(row.argmax())],
+                "probabilities": {lab: round(float(p), 6) for lab, p in zip(self.labels, row)},
+            }
+            for row in probs
+        ]
 
 
-def pad_batch(ids: list[list[int]], types: list[list[int]], labels: list[int], pad_id: int) -> dict:
-    width = max(len(x) for x in ids)
-    out = torch.full((len(ids), width), pad_id, dtype=torch.long)
-    tt = torch.zeros((len(ids), width), dtype=torch.long)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for i, (x, t) in enumerate(zip(ids, types)):
-        out[i, : len(x)], tt[i, : len(t)], mask[i, : len(x)] = torch.tensor(x), torch.tensor(t), 1
-    return {"input_ids": out, "token_type_ids": tt, "attention_mask": mask, "labels": torch.tensor(labels)}
+def f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-class Encoded:
-    """A split tokenized once: ids, token types and label indices."""
+class ClassificationFeatures(Features):
+    def __init__(self, ids, types, targets, pad_id: int):
+        self.ids, self.types, self.targets, self.pad_id = ids, types, targets, pad_id
+        self.lengths = [len(x) for x in ids]
 
-    def __init__(self, records: list[dict], tokenizer, label2id: dict, max_length: int, where: str):
-        unknown = sorted({r["label"] for r in records} - set(label2id))
+    def take(self, idx) -> dict:
+        idx = list(idx)
+        batch = encoder_inputs([self.ids[i] for i in idx], [self.types[i] for i in idx], self.pad_id)
+        batch["labels"] = self.targets[idx]
+        return batch
+
+
+class ClassificationTask(Task):
+    name = "classification"
+    kind = "labeled"
+    hf_architecture = "BertForSequenceClassification"
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        if cfg.problem not in PROBLEMS:
+            raise WarmstartError(f"unknown task.problem '{cfg.problem}'", f"use one of {', '.join(PROBLEMS)}")
+
+    def _label_set(self, label) -> list[str]:
+        if isinstance(label, list | tuple):
+            return [str(x).strip() for x in label if str(x).strip()]
+        return [x.strip() for x in str(label).split(self.cfg.label_separator) if x.strip()]
+
+    def labels(self, records: list[dict]) -> list[str]:
+        if self.cfg.problem == "regression":
+            return []
+        if self.cfg.problem == "multi_label":
+            return sorted({x for r in records for x in self._label_set(r["label"])})
+        return sorted({str(r["label"]) for r in records})
+
+    def targets(self, records: list[dict], labels: list[str], where: str) -> torch.Tensor:
+        problem = self.cfg.problem
+        if problem == "regression":
+            values = []
+            for r in records:
+                try:
+                    values.append(float(r["label"]))
+                except (TypeError, ValueError):
+                    raise WarmstartError(
+                        f"{where}: the label {r['label']!r} is not a number",
+                        "regression needs numeric labels (or use task.problem=single_label)",
+                    ) from None
+            return torch.tensor(values, dtype=torch.float32)
+        index = {name: i for i, name in enumerate(labels)}
+        given = [
+            self._label_set(r["label"]) if problem == "multi_label" else [str(r["label"])] for r in records
+        ]
+        unknown = sorted({x for g in given for x in g} - set(index))
         if unknown:
             raise WarmstartError(
                 f"{where} has labels the model was not trained on: {', '.join(unknown[:5])}",
-                f"the known labels are: {', '.join(label2id)}",
+                f"the known labels are: {', '.join(labels)}",
             )
-        self.ids, self.types = tokenizer.encode_pairs([r["text"] for r in records], None, max_length)
-        self.labels = [label2id[r["label"]] for r in records]
-        self.pad_id = tokenizer.pad_id
+        if problem == "single_label":
+            return torch.tensor([index[g[0]] for g in given], dtype=torch.long)
+        hot = torch.zeros(len(records), len(labels))
+        for i, g in enumerate(given):
+            hot[i, [index[x] for x in g]] = 1.0
+        return hot
 
-    def __len__(self) -> int:
-        return len(self.labels)
+    def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> Features:
+        pairs = [r.get("text_pair") for r in records]
+        has_pair = [p is not None for p in pairs]
+        if any(has_pair) and not all(has_pair):
+            raise WarmstartError(
+                f"{where}: {has_pair.count(False)} of {len(records)} records have no second text",
+                "give every record a text_pair, or none",
+            )
+        texts = [r["text"] for r in records]
+        ids, types = tokenizer.encode_pairs(texts, pairs if all(has_pair) else None, self.cfg.max_length)
+        if records and "label" in records[0]:
+            targets = self.targets(records, labels, where)
+        else:  # prediction input: no labels
+            targets = torch.zeros(len(records), dtype=torch.long)
+        return ClassificationFeatures(ids, types, targets, tokenizer.pad_id)
 
-    def take(self, idx) -> dict:
-        return pad_batch(
-            [self.ids[i] for i in idx],
-            [self.types[i] for i in idx],
-            [self.labels[i] for i in idx],
-            self.pad_id,
-        )
-
-
-class ExampleBatches:
-    def __init__(self, data: Encoded, batch_size: int, seed: int):
-        self.data = data
-        lengths = [len(x) for x in data.ids]
-        self.order = EpochOrder(len(data), batch_size, seed, drop_last=False, lengths=lengths)
-        self.batches_per_epoch = self.order.batches_per_epoch
-
-    def batch(self, index: int) -> dict:
-        return self.data.take(self.order.indices(index))
-
-    def position(self, index: int):
-        return self.order.position(index)
-
-
-def in_order(data: Encoded, batch_size: int):
-    return [data.take(range(i, min(i + batch_size, len(data)))) for i in range(0, len(data), batch_size)]
-
-
-def finetune_classification(
-    init: str | None,
-    dataset: str,
-    out: str,
-    *,
-    epochs: int = 3,
-    lr: float = 5e-5,
-    batch_size: int = 32,
-    max_length: int = 128,
-    seed: int = 0,
-    overwrite: bool = False,
-    scratch_like: str | None = None,
-    progress: bool = True,
-    bf16: bool = False,
-    train_limit: int | None = None,
-) -> dict:
-    """Finetune all parameters of an encoder + linear head; evaluate the best-validation model on test.
-
-    ``init``: a pretrained run/checkpoint. ``scratch_like``: a run whose architecture and tokenizer are
-    copied with random weights (the demo's scratch twin). ``train_limit``: use only the first N training
-    examples (validation and test stay whole).
-    """
-    from warmstart.pretrained import load_encoder
-
-    torch.manual_seed(seed)
-    if init is None and scratch_like is None:
-        raise WarmstartError("no model given", "pass --init RUN (a pretrained run) to finetune")
-    encoder, tok, config_json = load_encoder(init or scratch_like, random_init=init is None)
-    data = open_dataset(dataset, DataOptions())
-    if data.kind != "labeled":
-        raise WarmstartError(f"{dataset} has no labels", "pass a labeled dataset (see `warmstart data list`)")
-    labels = data.labels()
-    label2id = {name: i for i, name in enumerate(labels)}
-    records = {s: list(data.records(s)) for s in ("train", "validation", "test")}
-    records["train"] = records["train"][:train_limit]
-    splits = {s: Encoded(r, tok, label2id, max_length, f"{dataset} ({s})") for s, r in records.items()}
-    unit = SequenceClassifier(encoder, len(labels))
-    train = ExampleBatches(splits["train"], batch_size, seed)
-    per_epoch = train.batches_per_epoch
-    cfg = TrainConfig(
-        steps=epochs * per_epoch,
-        batch_size=batch_size,
-        lr=lr,
-        weight_decay=0.01,
-        beta2=0.999,
-        eps=1e-8,
-        warmup_ratio=0.1,
-        eval_every=max(1, per_epoch // 4),
-        save_every=per_epoch,
-        keep_last=1,
-        log_every=max(1, per_epoch // 20),
-        seed=seed,
-        progress=progress,
-        bf16=bf16,
-    )
-    run_dir = open_run_dir(out, overwrite=overwrite)
-    save_config(
-        run_dir,
-        {
-            "task": "classification",
-            "init": init,
-            "scratch_like": scratch_like,
-            "dataset": dataset,
-            "labels": labels,
-            "max_length": max_length,
-            "train": {k: getattr(cfg, k) for k in cfg.__dataclass_fields__},
-        },
-    )
-    config_json = {
-        **config_json,
-        "architectures": ["BertForSequenceClassification"],
-        "id2label": dict(enumerate(labels)),
-        "label2id": label2id,
-    }
-    ckpt = Checkpointer(run_dir, config_json, tok)
-    evals = in_order(splits["validation"], 64)
-    result = fit(unit, train, evals, cfg, ckpt, desc=Path(out).name)
-    load_weights(unit, run_dir / "best" / "model.safetensors")
-    test = evaluate(unit, in_order(splits["test"], 64), pick_device(cfg.device), bf16)
-    result["test"] = test
-    write_json(
-        {
-            "test": test,
-            "best_step": result["best_step"],
-            "best_validation": result["best_value"],
-            "sizes": {s: len(d) for s, d in splits.items()},
-        },
-        run_dir / "test_metrics.json",
-    )
-    return result
-
-
-def read_test_metrics(run_dir: str | Path) -> dict:
-    return json.loads((Path(run_dir) / "test_metrics.json").read_text())
+    def build(self, encoder: nn.Module, labels: list[str]) -> nn.Module:
+        if self.cfg.problem != "regression" and len(labels) < 2:
+            raise WarmstartError(
+                f"classification needs at least 2 labels, the training data has {len(labels)}",
+                "check the label column (task.problem=regression for numeric scores)",
+            )
+        return SequenceClassifier(encoder, labels, self.cfg.problem)

@@ -128,14 +128,20 @@ def step_dirs(root: Path) -> list[tuple[int, Path]]:
 class Checkpointer:
     """Saves and restores checkpoints of one run directory."""
 
-    def __init__(self, run_dir: Path, config_json: dict, tokenizer=None):
+    def __init__(self, run_dir: Path, config_json: dict, tokenizer=None, export=None):
+        """``export(unit) -> state dict`` gives the weights of RUN/best and RUN/final (e.g. LoRA merged into
+        plain layers); step checkpoints always hold the unit's own state, which resume needs."""
         self.run_dir = Path(run_dir)
         self.root = self.run_dir / "checkpoints"
-        self.config_json, self.tokenizer = config_json, tokenizer
+        self.config_json, self.tokenizer, self.export = config_json, tokenizer, export
 
-    def _write_model(self, unit: torch.nn.Module, d: Path) -> None:
+    def _write_model(self, unit: torch.nn.Module, d: Path, for_export: bool = False) -> None:
         write_json(self.config_json, d / "config.json")
-        save_weights(unit, d / "model.safetensors")
+        if for_export and self.export is not None:
+            state = {k: v.detach().contiguous().cpu() for k, v in self.export(unit).items()}
+            save_file(state, str(d / "model.safetensors"), metadata={"format": "pt"})
+        else:
+            save_weights(unit, d / "model.safetensors")
         if self.tokenizer is not None:
             self.tokenizer.save(d)
 
@@ -156,13 +162,13 @@ class Checkpointer:
         return path
 
     def save_final(self, unit) -> Path:
-        return atomic_dir(self.run_dir / "final", lambda d: self._write_model(unit, d))
+        return atomic_dir(self.run_dir / "final", lambda d: self._write_model(unit, d, for_export=True))
 
     def save_best(self, unit, info: dict) -> Path:
         """RUN/best/: the model with the best validation metric so far (no trainer state)."""
 
         def write(d: Path) -> None:
-            self._write_model(unit, d)
+            self._write_model(unit, d, for_export=True)
             write_json(info, d / "best.json")
 
         return atomic_dir(self.run_dir / "best", write)

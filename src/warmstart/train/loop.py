@@ -46,6 +46,7 @@ class TrainConfig:
     device: str = opt("auto", "cpu, cuda, cuda:N or auto")
     eval_at_start: bool = opt(True, "evaluate once before the first step (the curve's starting point)")
     progress: bool = opt(True, "show the progress bar")
+    early_stopping: int = opt(0, "stop after N evaluations without improvement of the best metric (0 = off)")
 
 
 def pick_device(name: str) -> torch.device:
@@ -87,6 +88,13 @@ def _better(value: float, best: float | None, mode: str) -> bool:
     return best is None or (value < best if mode == "min" else value > best)
 
 
+def _stale_evaluations(step: int, best_step: int | None, every: int) -> int:
+    """Evaluations since the best one (every evaluation counts when none was best yet)."""
+    if not every:
+        return 0
+    return (step - (best_step or 0)) // every
+
+
 def fit(
     unit,
     train,
@@ -96,11 +104,12 @@ def fit(
     resume: bool = False,
     hooks=(),
     desc: str = "train",
+    lr_scales: dict[str, float] | None = None,
 ) -> dict:
     """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step."""
     device = pick_device(cfg.device)
     unit.to(device)
-    optimizer = adamw(unit, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), cfg.eps)
+    optimizer = adamw(unit, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), cfg.eps, lr_scales=lr_scales)
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
     lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio)
     metric, mode = getattr(unit, "best_metric", ("loss", "min"))
@@ -117,10 +126,10 @@ def fit(
     try:
         if step == 0 and cfg.eval_at_start:
             logger.log(0, "validation", evaluate(unit, eval_batches, device, cfg.bf16))
-        while step < cfg.steps:
+        while step < cfg.steps and not state.get("stopped_early"):
             lr = cfg.lr * lr_at(step)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
+            for group in optimizer.param_groups:  # lr_scale: layer-wise decay and other per-group factors
+                group["lr"] = lr * group.get("lr_scale", 1.0)
             loss_sum = 0.0
             for a in range(cfg.grad_accum):
                 batch = _to(train.batch(step * cfg.grad_accum + a), device)
@@ -162,7 +171,12 @@ def fit(
                     state["best_step"], state["best_value"] = step, last_eval[metric]
                     checkpointer.save_best(unit, {"step": step, "metric": metric, "value": last_eval[metric]})
                 bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in last_eval.items()))
-            if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps:
+                stale = _stale_evaluations(step, state["best_step"], cfg.eval_every)
+                if cfg.early_stopping and stale >= cfg.early_stopping:
+                    bar.write(f"early stopping: no better {metric} in {stale} evaluations")
+                    state["stopped_early"] = True
+            due = (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps
+            if due or state.get("stopped_early"):
                 state["step"] = step
                 state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)  # next batch
                 checkpointer.save(unit, optimizer, dict(state), cfg.keep_last)
@@ -178,4 +192,5 @@ def fit(
         "best_step": state["best_step"],
         "best_value": state["best_value"],
         "step": step,
+        "stopped_early": bool(state.get("stopped_early")),
     }

@@ -1,20 +1,52 @@
-"""AdamW with no weight decay on biases and normalisation weights."""
+"""AdamW with no weight decay on biases and normalisation weights, and optional per-parameter LR scales.
+
+Only parameters with ``requires_grad`` reach the optimizer, so frozen parts of a model (finetuning
+strategies) get neither updates nor weight decay nor optimizer state. Each group carries ``"lr_scale"``; the
+fit loop sets ``group["lr"] = lr * group["lr_scale"]`` every step (layer-wise LR decay uses it).
+
+Groups are built in a fixed order (scale from high to low, then decay before no decay, parameters in
+``named_parameters`` order within a group): exact resume matches optimizer state to groups by position.
+"""
 
 import torch
 from torch import nn
 
 
-def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
-    decay, no_decay = [], []
+def no_decay(name: str, p: torch.Tensor) -> bool:
+    """Biases, other vectors and normalisation weights are not decayed."""
+    return p.ndim < 2 or "norm" in name.lower()
+
+
+def param_groups(
+    model: nn.Module, weight_decay: float, lr_scales: dict[str, float] | None = None
+) -> list[dict]:
+    """AdamW groups keyed by (lr scale, decay or not); names missing from ``lr_scales`` get scale 1.0.
+
+    Without ``lr_scales`` this is the classic pair [decay, no decay] (both kept even when one is empty).
+    """
+    scales = lr_scales or {}
+    groups: dict[tuple[float, bool], list] = {}
+    if lr_scales is None:
+        groups = {(1.0, False): [], (1.0, True): []}
     for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        (no_decay if p.ndim < 2 or "norm" in name.lower() else decay).append(p)
+        if p.requires_grad:
+            groups.setdefault((float(scales.get(name, 1.0)), no_decay(name, p)), []).append(p)
     return [
-        {"params": decay, "weight_decay": weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
+        {"params": params, "weight_decay": 0.0 if nd else weight_decay, "lr_scale": scale}
+        for (scale, nd), params in sorted(groups.items(), key=lambda kv: (-kv[0][0], kv[0][1]))
     ]
 
 
-def adamw(model: nn.Module, lr: float, weight_decay: float, betas: tuple, eps: float) -> torch.optim.AdamW:
-    return torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, betas=betas, eps=eps, foreach=True)
+def adamw(
+    model: nn.Module,
+    lr: float,
+    weight_decay: float,
+    betas: tuple,
+    eps: float,
+    lr_scales: dict[str, float] | None = None,
+) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters of ``model``; ``lr_scales`` maps parameter names to LR factors."""
+    groups = param_groups(model, weight_decay, lr_scales)
+    for g in groups:
+        g["lr"] = lr * g["lr_scale"]  # right from the start, also for callers that do not use the fit loop
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, foreach=True)

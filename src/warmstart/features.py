@@ -1,0 +1,98 @@
+"""Hidden states as features: choose layers, pool, save to .npy; and linear probes layer by layer.
+
+Layer spec (``--layer``): ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
+[embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer). Pooling: ``cls`` (the
+first token's state) or ``mean`` (the mean over non-padding tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from warmstart.errors import WarmstartError
+
+NAMED_LAYERS = ("last", "second_to_last", "sum_last4", "concat_last4")
+POOLING = ("cls", "mean")
+
+
+def check_layer(spec: str, num_layers: int) -> None:
+    if spec in NAMED_LAYERS:
+        if spec.endswith("last4") and num_layers < 4:
+            raise WarmstartError(
+                f"--layer {spec} needs 4 layers, the model has {num_layers}", "pick an index"
+            )
+        return
+    try:
+        index = int(spec)
+    except ValueError:
+        raise WarmstartError(
+            f"unknown layer '{spec}'", f"use one of {', '.join(NAMED_LAYERS)} or an index 0..{num_layers}"
+        ) from None
+    if not -(num_layers + 1) <= index <= num_layers:
+        raise WarmstartError(
+            f"layer {index} does not exist (0 = embeddings, 1..{num_layers} = blocks)",
+            f"use an index from {-(num_layers + 1)} to {num_layers}",
+        )
+
+
+def select(states: list[torch.Tensor], spec: str) -> torch.Tensor:
+    """One (B, T, D) tensor from the list [embeddings, layer 1, ..., layer L] by the layer spec."""
+    if spec == "last":
+        return states[-1]
+    if spec == "second_to_last":
+        return states[-2]
+    if spec == "sum_last4":
+        return torch.stack(states[-4:]).sum(0)
+    if spec == "concat_last4":
+        return torch.cat(states[-4:], dim=-1)
+    return states[int(spec)]
+
+
+def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.Tensor:
+    if how == "cls":
+        return hidden[:, 0]
+    if how == "mean":
+        m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1)
+    raise WarmstartError(f"unknown pooling '{how}'", f"use one of {', '.join(POOLING)}")
+
+
+@torch.no_grad()
+def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
+    """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
+    from warmstart.tasks.base import encoder_inputs
+
+    encoder.eval()
+    ids, types = tokenizer.encode_pairs(texts, None, max_length)
+    order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding
+    for start in range(0, len(ids), batch_size):
+        idx = order[start : start + batch_size]
+        batch = encoder_inputs([ids[i] for i in idx], [types[i] for i in idx], tokenizer.pad_id)
+        states = encoder.hidden_states(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        yield idx, states, batch["attention_mask"]
+
+
+def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_length: int) -> np.ndarray:
+    """(len(texts), D) float32 features, in the order of ``texts``."""
+    check_layer(layer, len(encoder.layers))
+    out: np.ndarray | None = None
+    for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
+        vectors = pool(select(states, layer), mask, pooling).float().numpy()
+        if out is None:
+            out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[idx] = vectors
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int) -> np.ndarray:
+    """(L + 1, len(texts), H): pooled features of the embeddings and of every layer."""
+    out = None
+    for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
+        pooled = torch.stack([pool(s, mask, pooling) for s in states]).float().numpy()
+        if out is None:
+            out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
+        out[:, idx] = pooled
+    return out

@@ -1,0 +1,266 @@
+"""`warmstart finetune`: a labeled task on a pretrained (or scratch) encoder, through the one fit loop.
+
+For each seed: load the encoder, put the task's randomly initialised head on it, apply the strategy (what
+is trained, LoRA, re-init, layer-wise LR), train with the fit loop (evaluating on validation, keeping the
+best model, optional early stopping), then score the best model once on test. Several seeds each get a
+run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median and spread.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from warmstart import config as C
+from warmstart.config import opt
+from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.errors import WarmstartError
+from warmstart.finetuning import StrategyConfig, apply_strategy, describe, lr_scales
+from warmstart.nn.lora import merge_lora
+from warmstart.pretrained import load_encoder, load_finetuned
+from warmstart.registry import TASKS, lookup
+from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
+from warmstart.train.checkpoint import Checkpointer, write_json
+from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
+from warmstart.train.rundir import open_run_dir, save_config, saved_config
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class FinetuneDataConfig:
+    dataset: str = opt("", "labeled data: a name from `warmstart data list`, a local file or hf:NAME")
+    text_column: str = opt("text", "column with the text (csv/tsv/jsonl/parquet/hf)")
+    text_pair_column: str | None = opt(None, "column with the second text of a sentence pair")
+    label_column: str = opt("label", "column with the label")
+    split_seed: int = opt(0, "seed of the hashed train/validation/test split (data without official splits)")
+    train_limit: int | None = opt(None, "use only the first N training examples (data-efficiency studies)")
+
+
+@dataclass
+class FinetuneConfig:
+    out: str = opt("runs/finetune", "run directory (refused if it exists, unless --resume or --overwrite)")
+    init: str = opt("", "the pretrained run or checkpoint directory to start from")
+    from_scratch: bool = opt(
+        False, "random weights with init's architecture and tokenizer (the scratch twin)"
+    )
+    epochs: float = opt(3.0, "passes over the training split (a non-zero train.steps wins)")
+    evals_per_epoch: int = opt(4, "validation evaluations per epoch (a non-zero train.eval_every wins)")
+    seeds: list[int] = opt([0], "one run per seed (head init, data order, dropout); 2+ seeds: a summary")
+    eval_batch_size: int = opt(64, "examples per evaluation batch")
+    task: TaskConfig = dataclasses.field(default_factory=TaskConfig)
+    data: FinetuneDataConfig = dataclasses.field(default_factory=FinetuneDataConfig)
+    strategy: StrategyConfig = dataclasses.field(default_factory=StrategyConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+
+
+# The lectures' recipe: small learning rate, warmup + linear decay, AdamW with bias correction, batch 32.
+DEFAULTS = {
+    "train": {
+        "steps": 0,
+        "lr": 2e-5,
+        "batch_size": 32,
+        "weight_decay": 0.01,
+        "beta2": 0.999,
+        "eps": 1e-8,
+        "warmup_ratio": 0.1,
+        "eval_every": 0,
+        "save_every": 0,
+        "keep_last": 1,
+        "log_every": 0,
+    }
+}
+
+
+def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> FinetuneConfig:
+    explicit = C.merge(DEFAULTS, C.load_yaml(config_file)) if config_file else dict(DEFAULTS)
+    explicit = C.merge(explicit, flags)
+    for o in overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    return C.from_dict(FinetuneConfig, explicit)
+
+
+def data_options(d: FinetuneDataConfig) -> DataOptions:
+    return DataOptions(
+        text_column=d.text_column,
+        text_pair_column=d.text_pair_column,
+        label_column=d.label_column,
+        split_seed=d.split_seed,
+    )
+
+
+def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
+    if not cfg.data.dataset:
+        raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
+    data = open_dataset(cfg.data.dataset, data_options(cfg.data))
+    if data.kind != task.kind:
+        raise WarmstartError(
+            f"{cfg.data.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
+            f"pick a {task.kind} dataset or the task that fits (task.name=...); "
+            f"labeled files need their label column (data.label_column, now '{cfg.data.label_column}')",
+        )
+    records = {s: list(data.records(s)) for s in SPLITS}
+    records["train"] = records["train"][: cfg.data.train_limit]
+    for split, rows in records.items():
+        if not rows:
+            raise WarmstartError(
+                f"the {split} split of {cfg.data.dataset} is empty",
+                "use more data or other split fractions",
+            )
+    return records, data.name
+
+
+def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
+    """Concrete steps / eval / save / log intervals from epochs, unless the user set them."""
+    t = cfg.train
+    steps = t.steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    every = t.eval_every or max(1, per_epoch // max(cfg.evals_per_epoch, 1))
+    train = dataclasses.replace(
+        t,
+        steps=steps,
+        eval_every=every,
+        save_every=t.save_every or every,
+        log_every=t.log_every or max(1, min(every, per_epoch // 20)),
+    )
+    return dataclasses.replace(cfg, train=train)
+
+
+def finetune(
+    config_file: str | None = None,
+    flags: dict | None = None,
+    overrides=(),
+    resume: str | None = None,
+    overwrite: bool = False,
+    hooks=(),
+) -> dict:
+    """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
+    if resume:
+        explicit = C.merge(saved_config(resume), flags or {})
+        for o in overrides:
+            explicit = C.merge(explicit, C.parse_override(o))
+        explicit["out"] = str(resume)
+        cfg = C.from_dict(FinetuneConfig, explicit)
+    else:
+        cfg = resolve(config_file, flags or {}, list(overrides))
+    if not cfg.init:
+        raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
+    task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
+    _, tokenizer, _ = load_encoder(cfg.init, random_init=True)  # fails early on a bad --init
+    records, dataset_name = read_splits(cfg, task)
+    labels = task.labels(records["train"])
+    features = {
+        s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
+    }
+    cfg = _settle_steps(cfg, TrainBatches(features["train"], cfg.train.batch_size, 0).batches_per_epoch)
+    root = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
+    if not resume:
+        save_config(root, C.to_dict(cfg))
+    seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
+    results = {}
+    for seed in seeds:
+        run_dir = root if len(seeds) == 1 else root / f"seed-{seed}"
+        done = run_dir / "test_metrics.json"
+        if resume and done.is_file():
+            results[seed] = {"test_metrics": json.loads(done.read_text())}
+            continue
+        if len(seeds) > 1:
+            run_dir.mkdir(exist_ok=True)
+            print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
+        run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
+        resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
+        results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks)
+    out = {"runs": results, "run_dir": str(root)}
+    if len(seeds) > 1:
+        out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
+    return out
+
+
+def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume: bool, hooks) -> dict:
+    seed = cfg.train.seed
+    torch.manual_seed(seed)
+    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    unit = task.build(encoder, labels)
+    report = apply_strategy(unit, cfg.strategy, seed)
+    print(describe(report), file=sys.stderr)
+    scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
+    ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
+    result = fit(
+        unit,
+        TrainBatches(features["train"], cfg.train.batch_size, seed),
+        EvalBatches(features["validation"], cfg.eval_batch_size),
+        cfg.train,
+        ckpt,
+        resume=resume,
+        hooks=hooks,
+        desc=f"finetune {task.name}" + (f" seed {seed}" if len(cfg.seeds) > 1 else ""),
+        lr_scales=scales,
+    )
+    best, _, _, _ = load_finetuned(run_dir / "best")
+    test = evaluate(best, EvalBatches(features["test"], cfg.eval_batch_size), pick_device(cfg.train.device))
+    metrics = {
+        "test": test,
+        "best_step": result["best_step"],
+        "best_validation": result["best_value"],
+        "metric": best.best_metric[0],
+        "stopped_early": result["stopped_early"],
+        "steps": result["step"],
+        "sizes": {s: len(f) for s, f in features.items()},
+        "parameters": report,
+    }
+    write_json(metrics, run_dir / "test_metrics.json")
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
+    print(f"test ({run_dir}): {shown}", file=sys.stderr)
+    return {**result, "test_metrics": metrics}
+
+
+def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:
+    """config.json of a finetuned model: the encoder's, the task's architecture, and the label map."""
+    block = dict(config_json.get("warmstart", {}))
+    block["task"] = dataclasses.asdict(task.cfg)
+    block["labels"] = list(labels)
+    out = {**config_json, "architectures": [task.hf_architecture], "warmstart": block}
+    if labels:
+        out["id2label"] = dict(enumerate(labels))
+        out["label2id"] = {name: i for i, name in enumerate(labels)}
+        out["num_labels"] = len(labels)
+    return out
+
+
+def merged_state(unit: torch.nn.Module) -> dict:
+    """The unit's weights with LoRA adapters merged into plain layers (the unit itself is untouched)."""
+    if not any("lora_" in name for name, _ in unit.named_parameters()):
+        return unit.state_dict()
+    twin = copy.deepcopy(unit)
+    merge_lora(twin)
+    return twin.state_dict()
+
+
+def summarize_seeds(root: Path, tests: dict[int, dict]) -> dict:
+    """Mean, median, standard deviation, min and max of every test metric over the seeds."""
+    names = [k for k in next(iter(tests.values())) if k != "loss"]
+    summary = {"seeds": sorted(tests), "metrics": {}}
+    for name in names:
+        values = [tests[s][name] for s in sorted(tests)]
+        summary["metrics"][name] = {
+            "values": values,
+            "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values),
+            "max": max(values),
+        }
+    write_json(summary, root / "summary.json")
+    lines = ["| metric | mean | median | std | min | max |", "|---|---|---|---|---|---|"]
+    for name, m in summary["metrics"].items():
+        cells = " | ".join(f"{m[k]:.4f}" for k in ("mean", "median", "std", "min", "max"))
+        lines.append(f"| {name} | {cells} |")
+    (root / "summary.md").write_text(f"seeds {summary['seeds']}\n\n" + "\n".join(lines) + "\n")
+    return summary

@@ -1,0 +1,133 @@
+"""What a finetuning task is: data formatting + head + metric, behind one small interface.
+
+The finetune driver (``warmstart.finetune``) only does this with a task::
+
+    labels   = task.labels(train_records)                       # label names ([] for extractive QA)
+    feats    = task.encode(records, tokenizer, labels, where)   # a Features per split
+    unit     = task.build(encoder, labels)                      # nn.Module: forward(batch) -> (loss, stats)
+    preds    = unit.predict(batch)                              # list of JSON-able dicts, one per example
+
+A unit's ``stats`` map a metric name to ``(sum, count)``; the fit loop's evaluation adds them up over the
+batches (streaming: memory does not grow with the evaluation set) and ``unit.summarize(means)`` derives the
+rest (F1 from precision and recall, ...). ``unit.best_metric`` is ``(name, "max" | "min")``.
+
+Records are plain dicts, one schema per dataset kind:
+    labeled   {"text", "text_pair"?, "label": str | list[str] (multi-label) | float (regression)}
+    tagging   {"text": " ".join(tokens), "tokens": [str], "tags": [str]}
+    qa        {"text": context, "id", "question", "context", "answers": [{"text", "answer_start"}]}
+              (no answers: unanswerable, SQuAD v2)
+    choice    {"text": context, "choices": [str], "label": str(index of the right choice)}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from warmstart.config import opt
+from warmstart.data.order import EpochOrder
+
+
+@dataclass
+class TaskConfig:
+    name: str = opt("classification", "task: classification, tagging, extractive_qa, multiple_choice")
+    problem: str = opt(
+        "single_label",
+        "classification: single_label (softmax), multi_label (sigmoid per label), regression (MSE)",
+    )
+    label_separator: str = opt("|", "multi-label: separator between labels in a text column")
+    max_length: int = opt(128, "longest input in tokens (longer inputs are truncated, QA contexts split)")
+    doc_stride: int = opt(64, "extractive QA: tokens of overlap between windows of a long context")
+    max_answer_length: int = opt(30, "extractive QA: longest answer span in tokens")
+    n_best: int = opt(20, "extractive QA: start and end candidates considered per window")
+
+
+class Task:
+    """One finetuning task. Subclasses set the class attributes and implement the three methods."""
+
+    name: str = ""  # registry key and ``task.name``
+    kind: str = "labeled"  # the dataset kind it reads (see the record schemas above)
+    hf_architecture: str = ""  # the transformers class its checkpoint corresponds to
+
+    def __init__(self, cfg: TaskConfig):
+        self.cfg = cfg
+
+    def labels(self, records: list[dict]) -> list[str]:
+        """Label names in a stable order (sorted), from the training records."""
+        raise NotImplementedError
+
+    def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> Features:
+        """Tokenize one split. ``where`` names it in errors ("rotten-tomatoes (validation)")."""
+        raise NotImplementedError
+
+    def build(self, encoder: torch.nn.Module, labels: list[str]) -> torch.nn.Module:
+        """The training unit: ``encoder`` + a randomly initialised head."""
+        raise NotImplementedError
+
+
+class Features:
+    """The encoded examples of one split.
+
+    Subclasses fill ``self.lengths`` (tokens per row, for length-grouped batches) and implement ``take``.
+    ``eval_batches`` yields the split in order; tasks whose examples span several rows (QA windows)
+    override it so that no example is cut across two batches.
+    """
+
+    lengths: list[int]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def take(self, idx: Iterable[int]) -> dict:
+        raise NotImplementedError
+
+    def eval_batches(self, batch_size: int) -> Iterator[dict]:
+        for i in range(0, len(self), batch_size):
+            yield self.take(range(i, min(i + batch_size, len(self))))
+
+
+class EvalBatches:
+    """A re-iterable view of ``features.eval_batches`` (the fit loop evaluates many times)."""
+
+    def __init__(self, features: Features, batch_size: int):
+        self.features, self.batch_size = features, batch_size
+
+    def __iter__(self) -> Iterator[dict]:
+        return self.features.eval_batches(self.batch_size)
+
+
+class TrainBatches:
+    """Micro-batch ``i`` as a pure function of ``i``: seeded, length-grouped epochs (exact resume)."""
+
+    def __init__(self, features: Features, batch_size: int, seed: int):
+        self.features = features
+        self.order = EpochOrder(len(features), batch_size, seed, drop_last=False, lengths=features.lengths)
+        self.batches_per_epoch = self.order.batches_per_epoch
+
+    def batch(self, index: int) -> dict:
+        return self.features.take(self.order.indices(index))
+
+    def position(self, index: int) -> tuple[int, int]:
+        return self.order.position(index)
+
+
+def pad(rows: list[list[int]], value: int, width: int | None = None) -> torch.Tensor:
+    """A (len(rows), width) long tensor, right-padded with ``value``."""
+    width = width or max((len(r) for r in rows), default=1)
+    out = np.full((len(rows), max(width, 1)), value, dtype=np.int64)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return torch.from_numpy(out)
+
+
+def encoder_inputs(ids: list[list[int]], types: list[list[int]], pad_id: int) -> dict:
+    """input_ids, token_type_ids and attention_mask of a batch of rows."""
+    input_ids = pad(ids, pad_id)
+    return {
+        "input_ids": input_ids,
+        "token_type_ids": pad(types, 0, input_ids.shape[1]),
+        "attention_mask": pad([[1] * len(r) for r in ids], 0, input_ids.shape[1]),
+    }

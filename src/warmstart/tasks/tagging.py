@@ -1,0 +1,244 @@
+"""Token classification (NER-style tagging): a linear layer on every token, scored on entities.
+
+Words are split into sub-words with the tokenizer's pre-tokenized encoding; each word's tag sits on its
+FIRST sub-word, every other position (later sub-words, specials, padding) is ignored (-100). Words cut off by
+``max_length`` keep their gold tags and are predicted "O", so their entities count as missed, not dropped.
+
+Entities follow seqeval's default (conlleval) reading of BIO tags, so IOB1 data works too: an I- tag after
+"O" or after another type starts an entity. Precision, recall and F1 are micro-averaged over entities.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from tokenizers import Tokenizer as _HFTokenizer
+from torch import nn
+
+from warmstart.errors import WarmstartError
+from warmstart.tasks.base import Features, Task, encoder_inputs, pad
+
+IGNORE = -100
+
+
+# ---------------------------------------------------------------- entities (seqeval's default, exactly)
+
+
+def _ends(prev: str, tag: str, prev_type: str, type_: str) -> bool:
+    return (
+        prev in ("E", "S")
+        or (prev in ("B", "I") and tag in ("B", "S", "O"))
+        or (prev not in ("O", ".") and prev_type != type_)
+    )
+
+
+def _starts(prev: str, tag: str, prev_type: str, type_: str) -> bool:
+    return (
+        tag in ("B", "S")
+        or (prev in ("E", "S", "O") and tag in ("E", "I"))
+        or (tag not in ("O", ".") and prev_type != type_)
+    )
+
+
+def entities(tags: list[str]) -> set[tuple[str, int, int]]:
+    """The entities of one tag sequence as ``(type, start, end)`` word indices, ``end`` INCLUSIVE.
+
+    A line-for-line port of ``seqeval.metrics.sequence_labeling.get_entities`` (prefix mode), which is
+    conlleval's chunking: malformed sequences (I- after O, a type switch inside an entity) are read the same
+    way seqeval reads them.
+    """
+    found = set()
+    prev, prev_type, begin = "O", "", 0
+    for i, chunk in enumerate([*tags, "O"]):
+        tag, type_ = chunk[:1], chunk[1:].split("-", maxsplit=1)[-1] or "_"
+        if _ends(prev, tag, prev_type, type_):
+            found.add((prev_type, begin, i - 1))
+        if _starts(prev, tag, prev_type, type_):
+            begin = i
+        prev, prev_type = tag, type_
+    return found
+
+
+def entity_counts(gold: list[str], pred: list[str]) -> tuple[int, int, int]:
+    """(true positives, predicted entities, gold entities) of one sentence; summed, they give seqeval's
+    micro precision = tp / predicted and recall = tp / gold."""
+    g, p = entities(gold), entities(pred)
+    return len(g & p), len(p), len(g)
+
+
+# ---------------------------------------------------------------- the task
+
+
+class TaggingTask(Task):
+    """Records ``{"text", "tokens": [str], "tags": [str]}``; BIO (or IOB1) tags, "O" outside entities."""
+
+    name = "tagging"
+    kind = "tagging"
+    hf_architecture = "BertForTokenClassification"
+
+    def labels(self, records: list[dict]) -> list[str]:
+        """The tag names: "O" first, then the others sorted.
+
+        Each entity type gets both its B- and I- tag, so a validation split is not refused for an I-X
+        whose B-X was seen in training (or the other way round)."""
+        tags = {t for r in records for t in r["tags"]}
+        for t in list(tags):
+            if t[:2] in ("B-", "I-"):
+                tags.update({"B-" + t[2:], "I-" + t[2:]})
+        tags.discard("O")
+        return ["O", *sorted(tags)]
+
+    def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggingFeatures:
+        """Tokenize one split. Records without tokens are skipped (they hold no tags and no entities; an
+        all-empty batch would have no loss), and ``features.skipped`` counts them."""
+        return TaggingFeatures(records, tokenizer, labels, self.cfg.max_length, where)
+
+    def build(self, encoder: nn.Module, labels: list[str]) -> TokenClassifier:
+        return TokenClassifier(encoder, labels)
+
+
+def _truncating_copy(tokenizer, max_length: int) -> _HFTokenizer:
+    """A private copy of the tokenizer that truncates (the shared backend must never be changed)."""
+    needed = tokenizer.backend.num_special_tokens_to_add(False) + 1
+    if max_length < needed:
+        raise WarmstartError(f"max_length {max_length} is too short for tagging", f"use at least {needed}")
+    copy = _HFTokenizer.from_str(tokenizer.backend.to_str())
+    copy.no_padding()
+    copy.enable_truncation(max_length)
+    return copy
+
+
+class TaggingFeatures(Features):
+    """One split, tokenized once. Per row: input ids, token labels on first sub-words, and per WORD the gold
+    tag id and the position of its first sub-word (-1 when truncation cut the word off, or when the word
+    has no sub-word at all, e.g. only control characters: such words are predicted "O")."""
+
+    def __init__(self, records: list[dict], tokenizer, labels: list[str], max_length: int, where: str):
+        label2id = {t: i for i, t in enumerate(labels)}
+        kept = []
+        for n, r in enumerate(records):
+            if len(r["tokens"]) != len(r["tags"]):
+                raise WarmstartError(
+                    f"{where}: record {n} has {len(r['tokens'])} tokens but {len(r['tags'])} tags",
+                    "give every token exactly one tag",
+                )
+            if r["tokens"]:
+                kept.append(r)
+        self.skipped = len(records) - len(kept)
+        unknown = sorted({t for r in kept for t in r["tags"]} - set(label2id))
+        if unknown:
+            raise WarmstartError(
+                f"{where} has tags the model was not trained on: {', '.join(unknown[:10])}",
+                f"the known tags (from the training split) are: {', '.join(labels)}",
+            )
+        tok = _truncating_copy(tokenizer, max_length)
+        encodings = tok.encode_batch([list(r["tokens"]) for r in kept], is_pretokenized=True)
+        self.ids, self.types, self.token_labels, self.starts, self.word_tags = [], [], [], [], []
+        for r, enc in zip(kept, encodings):
+            tags = [label2id[t] for t in r["tags"]]
+            starts = [-1] * len(tags)
+            token_labels = [IGNORE] * len(enc.ids)
+            for pos, word in enumerate(enc.word_ids):
+                if word is not None and starts[word] < 0:
+                    starts[word], token_labels[pos] = pos, tags[word]
+            self.ids.append(enc.ids)
+            self.types.append(enc.type_ids)
+            self.token_labels.append(token_labels)
+            self.starts.append(starts)
+            self.word_tags.append(tags)
+        self.tokens = [list(r["tokens"]) for r in kept]
+        self.lengths = [len(x) for x in self.ids]
+        self.pad_id = tokenizer.pad_id if tokenizer.pad_id is not None else 0
+
+    def take(self, idx) -> dict:
+        idx = list(idx)
+        batch = encoder_inputs([self.ids[i] for i in idx], [self.types[i] for i in idx], self.pad_id)
+        batch["labels"] = pad([self.token_labels[i] for i in idx], IGNORE, batch["input_ids"].shape[1])
+        batch["word_starts"] = pad([self.starts[i] for i in idx], -1)
+        batch["word_labels"] = pad([self.word_tags[i] for i in idx], IGNORE, batch["word_starts"].shape[1])
+        batch["tokens"] = [self.tokens[i] for i in idx]
+        return batch
+
+
+class TokenClassifier(nn.Module):
+    """Encoder + dropout + a linear layer on every token; loss = mean cross-entropy over first sub-words.
+
+    In eval mode ``forward`` also returns word accuracy and entity counts (``precision``: (tp, predicted),
+    ``recall``: (tp, gold)); ``summarize`` derives F1. Training steps skip them (the loop only uses the loss).
+    """
+
+    best_metric = ("f1", "max")
+
+    def __init__(self, encoder: nn.Module, labels: list[str]):
+        super().__init__()
+        c = encoder.config
+        self.labels = list(labels)
+        self.outside = self.labels.index("O") if "O" in self.labels else 0
+        self.encoder = encoder
+        self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.classifier = nn.Linear(c.hidden_size, len(self.labels))
+        nn.init.normal_(self.classifier.weight, std=c.initializer_range)
+        nn.init.zeros_(self.classifier.bias)
+
+    def logits(self, batch: dict) -> torch.Tensor:
+        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
+        return self.classifier(self.drop(hidden)).float()
+
+    def word_predictions(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
+        """(B, W) predicted tag ids per word: the first sub-word's argmax, "O" for words without one."""
+        starts = batch["word_starts"]
+        pred = logits.argmax(-1).gather(1, starts.clamp(min=0))
+        return pred.masked_fill(starts < 0, self.outside)
+
+    def forward(self, batch: dict):
+        logits = self.logits(batch)
+        labels = batch["labels"]
+        loss_sum = F.cross_entropy(
+            logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE, reduction="sum"
+        )
+        n = (labels != IGNORE).sum()
+        stats = {"loss": (loss_sum.detach(), n)}
+        if self.training:
+            return loss_sum / n.clamp(min=1), stats
+        gold = batch["word_labels"]
+        pred = self.word_predictions(logits, batch)
+        words = gold != IGNORE
+        stats["accuracy"] = (((pred == gold) & words).sum(), words.sum())
+        counts = words.sum(1).tolist()
+        tp = n_pred = n_gold = 0
+        for g, p in zip(self._tags(gold, counts), self._tags(pred, counts)):
+            a, b, c = entity_counts(g, p)
+            tp, n_pred, n_gold = tp + a, n_pred + b, n_gold + c
+        stats["precision"], stats["recall"] = (tp, n_pred), (tp, n_gold)
+        return loss_sum / n.clamp(min=1), stats
+
+    def _tags(self, ids: torch.Tensor, counts: list[int]) -> list[list[str]]:
+        return [[self.labels[j] for j in row[:k]] for row, k in zip(ids.tolist(), counts)]
+
+    @staticmethod
+    def summarize(means: dict) -> dict:
+        """Adds entity F1 = 2PR / (P + R); P or R is 0 when nothing was predicted or nothing was gold."""
+        out = dict(means)
+        p, r = out.setdefault("precision", 0.0), out.setdefault("recall", 0.0)
+        out["f1"] = 2 * p * r / (p + r) if p + r else 0.0
+        return out
+
+    @torch.no_grad()
+    def predict(self, batch: dict) -> list[dict]:
+        """Per example: its words, one tag per word, and the entities (word indices, ``end`` inclusive)."""
+        logits = self.logits(batch)
+        pred = self._tags(self.word_predictions(logits, batch), [len(t) for t in batch["tokens"]])
+        rows = []
+        for tokens, tags in zip(batch["tokens"], pred):
+            found = sorted(entities(tags), key=lambda e: (e[1], e[2]))
+            rows.append(
+                {
+                    "tokens": tokens,
+                    "tags": tags,
+                    "entities": [
+                        {"type": t, "start": s, "end": e, "text": " ".join(tokens[s : e + 1])}
+                        for t, s, e in found
+                    ],
+                }
+            )
+        return rows
