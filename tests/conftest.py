@@ -89,3 +89,17 @@ def rt_small(tmp_path_factory):
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+def tiny_bert_config(vocab_size: int = 1000, **overrides):
+    """The small encoder most unit tests use: 2 layers, hidden 32, 2 heads, FFN 64, 128 positions."""
+    from warmstart.models.bert import BertConfig
+
+    shape = dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    return BertConfig(vocab_size=vocab_size, **{**shape, **overrides})

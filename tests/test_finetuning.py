@@ -258,3 +258,13 @@ def test_config_reads_from_dicts_and_documents_every_field():
         StrategyConfig().lora_targets
     )
     assert all(help_text for _, _, _, help_text in field_help(StrategyConfig))
+
+
+def test_frozen_encoder_runs_without_dropout():
+    unit = make_unit()
+    report = apply_strategy(unit, StrategyConfig(strategy="frozen"))
+    assert report["encoder_dropout_off"] > 0
+    unit.train()
+    x = torch.randint(0, 200, (2, 10))
+    assert torch.equal(unit.encoder(x), unit.encoder(x))  # deterministic features in training mode
+    assert unit.classifier.weight.requires_grad

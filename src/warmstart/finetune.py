@@ -212,7 +212,7 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
         "metric": best.best_metric[0],
         "stopped_early": result["stopped_early"],
         "steps": result["step"],
-        "sizes": {s: len(f) for s, f in features.items()},
+        "sizes": {s: f.num_examples() for s, f in features.items()},
         "parameters": report,
     }
     write_json(metrics, run_dir / "test_metrics.json")

@@ -112,6 +112,17 @@ def check(cfg: StrategyConfig, layers: int) -> None:
         raise WarmstartError(f"lora_dropout={cfg.lora_dropout} is out of range", "use a value in [0, 1)")
 
 
+def no_dropout(module: nn.Module) -> int:
+    """Set every dropout in ``module`` (nn.Dropout and attention-probability dropout) to 0; returns how many."""
+    n = 0
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p, n = 0.0, n + 1
+        elif isinstance(getattr(m, "dropout", None), float):
+            m.dropout, n = 0.0, n + 1
+    return n
+
+
 def reinit_top(encoder: nn.Module, k: int) -> None:
     """Re-initialise the top ``k`` layers and the pooler (when there is one) with the model's own init."""
     if k <= 0:
@@ -150,6 +161,8 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     for name, p in unit.named_parameters():
         inner = name.removeprefix("encoder.")
         p.requires_grad_(inner == name or trains(inner, ctx))  # inner == name: not under encoder, a head
+    if cfg.strategy == "frozen":  # a feature extractor: the frozen encoder runs without dropout
+        report["encoder_dropout_off"] = no_dropout(encoder)
     report["trainable"] = sum(p.numel() for p in unit.parameters() if p.requires_grad)
     report["total"] = sum(p.numel() for p in unit.parameters())
     if cfg.strategy == "top_k":

@@ -6,22 +6,14 @@ import pytest
 import torch
 from torch import nn
 
-from warmstart.models.bert import BertConfig, BertModel
+from tests.conftest import tiny_bert_config
+from warmstart.models.bert import BertModel
 from warmstart.nn.lora import LoRALinear, add_lora, merge_lora
 
 
 def tiny_bert() -> BertModel:
     torch.manual_seed(0)
-    return BertModel(
-        BertConfig(
-            vocab_size=200,
-            hidden_size=32,
-            num_hidden_layers=4,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=64,
-        )
-    ).eval()
+    return BertModel(tiny_bert_config(200, num_hidden_layers=4, max_position_embeddings=64)).eval()
 
 
 def test_fresh_adapter_equals_base_and_only_a_b_train():

@@ -5,8 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests.conftest import tiny_bert_config
 from warmstart.errors import WarmstartError
-from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tokenization import Tokenizer
@@ -14,16 +15,8 @@ from warmstart.train.loop import evaluate
 
 
 def tiny_encoder(vocab=1000):
-    cfg = BertConfig(
-        vocab_size=vocab,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
     torch.manual_seed(0)
-    return BertModel(cfg)
+    return BertModel(tiny_bert_config(vocab))
 
 
 def records(wiki_extracts, labels):

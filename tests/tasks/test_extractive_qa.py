@@ -3,9 +3,10 @@
 import pytest
 import torch
 
+from tests.conftest import tiny_bert_config
 from warmstart.data.wiki_qa import wiki_qa_records
 from warmstart.errors import WarmstartError
-from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering
 from warmstart.tasks.qa_decode import decode
@@ -31,13 +32,8 @@ def make_task(max_length=64, doc_stride=16, **kw):
 
 def tiny_encoder(tokenizer, dropout=0.1):
     torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
+    config = tiny_bert_config(
+        tokenizer.vocab_size,
         hidden_dropout_prob=dropout,
         attention_probs_dropout_prob=dropout,
     )
@@ -79,18 +75,7 @@ def test_loss_matches_reference(tokenizer, records):
 
 
 def test_head_init():
-    unit = QuestionAnswering(
-        BertModel(
-            BertConfig(
-                vocab_size=50,
-                hidden_size=32,
-                num_hidden_layers=1,
-                num_attention_heads=2,
-                intermediate_size=64,
-                initializer_range=0.5,
-            )
-        )
-    )
+    unit = QuestionAnswering(BertModel(tiny_bert_config(50, num_hidden_layers=1, initializer_range=0.5)))
     assert unit.qa_outputs.weight.shape == (2, 32)
     assert torch.all(unit.qa_outputs.bias == 0)
     assert 0.3 < float(unit.qa_outputs.weight.detach().std()) < 0.7

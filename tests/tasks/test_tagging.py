@@ -7,9 +7,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests.conftest import tiny_bert_config
 from warmstart.data.ner_silver import build_ner_silver, ner_silver_records
 from warmstart.errors import WarmstartError
-from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.tagging import IGNORE, TaggingTask, TokenClassifier, entities, entity_counts
 from warmstart.tokenization import Tokenizer
@@ -35,14 +36,7 @@ def tok(small_tokenizer):
 
 def tiny_unit(tok, labels, seed=0):
     torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
+    config = tiny_bert_config(tok.vocab_size)
     return TaggingTask(TaskConfig(name="tagging")).build(BertModel(config), labels)
 
 

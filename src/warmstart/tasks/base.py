@@ -79,7 +79,12 @@ class Features:
     lengths: list[int]
 
     def __len__(self) -> int:
+        """Rows (a QA example with a long context has several windows)."""
         return len(self.lengths)
+
+    def num_examples(self) -> int:
+        """Examples, as counted for metrics and reports."""
+        return len(self)
 
     def take(self, idx: Iterable[int]) -> dict:
         raise NotImplementedError

@@ -82,6 +82,9 @@ class QAFeatures(Features):
     of the split has no answer (SQuAD v2 data): decoding may then answer "".
     """
 
+    def num_examples(self) -> int:
+        return len(self.examples)
+
     def __init__(self, records: list[dict], tokenizer, max_length: int, doc_stride: int, where: str):
         backend = tokenizer.backend
         before, middle, after, (q_type, c_type) = pair_template(backend)
