@@ -113,7 +113,7 @@ def check(cfg: StrategyConfig, layers: int) -> None:
 
 
 def no_dropout(module: nn.Module) -> int:
-    """Set every dropout in ``module`` (nn.Dropout and attention-probability dropout) to 0; returns how many."""
+    """Set every dropout in ``module`` (nn.Dropout and attention dropout) to 0; returns how many."""
     n = 0
     for m in module.modules():
         if isinstance(m, nn.Dropout):
