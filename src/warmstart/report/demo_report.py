@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from warmstart.config import load_yaml
 from warmstart.report.plots import line_plot
 from warmstart.train.logging import read_metrics
 
@@ -47,6 +48,7 @@ def write_demo_report(
     pre, scr = tests["pretrained"]["test"]["accuracy"], tests["scratch"]["test"]["accuracy"]
     sizes = tests["pretrained"]["sizes"]
     config = json.loads((pretrain_dir / "final" / "config.json").read_text())
+    pre_cfg = load_yaml(pretrain_dir / "config.yaml")
     params = sum(p.numel() for p in _encoder_params(pretrain_dir))
     lines = [
         "# warmstart demo: what pretraining bought",
@@ -76,7 +78,7 @@ def write_demo_report(
         f"bert-mini ({config['num_hidden_layers']} layers, hidden {config['hidden_size']}, "
         f"{config['num_attention_heads']} heads, vocab {config['vocab_size']:,}; {params / 1e6:.1f}M encoder "
         f"parameters), masked LM on wiki-leads + news, {budget['steps']} steps of {budget['batch']} x "
-        f"{budget['seq']} tokens, bf16 autocast.",
+        f"{budget['seq']} tokens, pre-LN, {pre_cfg['mlm']['mask_prob']:.0%} of tokens masked, bf16 autocast.",
         "",
         f"Validation MLM loss: {first['loss']:.3f} at step {first['step']} -> {last['loss']:.3f} at step "
         f"{last['step']} (perplexity {first['perplexity']:.0f} -> {last['perplexity']:.1f}; masked-token "
