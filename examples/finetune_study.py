@@ -17,10 +17,10 @@ from pathlib import Path
 from warmstart.finetune import finetune
 
 ARMS = {
-    "pretrained, full": {"from_scratch": False, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
-    "scratch, full": {"from_scratch": True, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
-    "pretrained, frozen": {"from_scratch": False, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
-    "scratch, frozen": {"from_scratch": True, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
+    "pretrained-full": {"from_scratch": False, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
+    "scratch-full": {"from_scratch": True, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
+    "pretrained-frozen": {"from_scratch": False, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
+    "scratch-frozen": {"from_scratch": True, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
 }
 
 
@@ -39,7 +39,7 @@ def main() -> None:
         arm = ARMS[name.strip()]
         flags = {
             "init": a.init,
-            "out": str(out / name.strip().replace(", ", "-")),
+            "out": str(out / name.strip()),
             "epochs": a.epochs,
             "seeds": a.seeds,
             "data": {"dataset": a.dataset},
