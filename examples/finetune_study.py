@@ -17,10 +17,10 @@ from pathlib import Path
 from warmstart.finetune import finetune
 
 ARMS = {
-    "pretrained-full": {"from_scratch": False, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
-    "scratch-full": {"from_scratch": True, "strategy": {"strategy": "full"}, "train": {"lr": 1e-4}},
-    "pretrained-frozen": {"from_scratch": False, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
-    "scratch-frozen": {"from_scratch": True, "strategy": {"strategy": "frozen"}, "train": {"lr": 1e-3}},
+    "pretrained-full": {"from_scratch": False, "strategy": {"strategy": "full"}},
+    "scratch-full": {"from_scratch": True, "strategy": {"strategy": "full"}},
+    "pretrained-frozen": {"from_scratch": False, "strategy": {"strategy": "frozen"}},
+    "scratch-frozen": {"from_scratch": True, "strategy": {"strategy": "frozen"}},
 }
 
 
@@ -32,6 +32,8 @@ def main() -> None:
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seeds")
     p.add_argument("--epochs", type=float, default=3, help="epochs per run")
     p.add_argument("--arms", default=",".join(ARMS), help="which arms, comma-separated")
+    p.add_argument("--lr-full", type=float, default=1e-4, help="peak learning rate of the full arms")
+    p.add_argument("--lr-frozen", type=float, default=1e-3, help="peak learning rate of the frozen arms")
     a = p.parse_args()
     out = Path(a.out)
     rows = []
@@ -45,7 +47,11 @@ def main() -> None:
             "data": {"dataset": a.dataset},
             "task": {"max_length": 64},
             **arm,
-            "train": {**arm["train"], "bf16": True, "batch_size": 32},
+            "train": {
+                "lr": a.lr_full if name.strip().endswith("full") else a.lr_frozen,
+                "bf16": True,
+                "batch_size": 32,
+            },
         }
         result = finetune(None, flags, [])
         tests = [r["test_metrics"]["test"]["accuracy"] for r in result["runs"].values()]
