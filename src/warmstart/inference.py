@@ -7,9 +7,9 @@ task allows it (classification: the text; tagging: whitespace-separated words). 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 
+from warmstart.data import readers
 from warmstart.data.catalog import DataOptions, open_dataset
 from warmstart.errors import WarmstartError
 from warmstart.pretrained import load_finetuned
@@ -37,12 +37,7 @@ def evaluate_run(run: str, dataset: str, split: str = "test", options: DataOptio
 def _record(line: str, number: int, kind: str) -> dict:
     line = line.strip()
     if line.startswith("{"):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise WarmstartError(
-                f"input line {number} is not valid JSON: {e.msg}", "one JSON object per line"
-            ) from None
+        obj = readers._json_object(line, "the input", number)  # one clear line for bad JSON or a non-object
     elif kind in ("labeled", "tagging"):
         obj = {"text": line}
     else:
