@@ -21,6 +21,7 @@ from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.loop import TrainConfig, fit
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
+from warmstart.word2vec.warm_start import EmbeddingInitConfig
 
 
 @dataclass
@@ -30,6 +31,7 @@ class PretrainConfig:
     objective: str = opt("mlm", "pretraining objective")
     model: BertConfig = dataclasses.field(default_factory=BertConfig)
     mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
+    embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
 
@@ -119,6 +121,7 @@ def pretrain(
     cfg = check_fit(cfg, tokenizer, explicit)
     if shards_dir is not None:
         _check_shards(shards_dir, tokenizer)  # before anything is written
+    vectors = _word_vectors(cfg) if not resume else None  # a bad vectors file fails before any write too
     run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
     if not resume:
         save_config(run_dir, C.to_dict(cfg))
@@ -143,10 +146,39 @@ def pretrain(
         val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, collate
     )
     unit = build_unit(cfg, tokenizer)
+    if vectors is not None:
+        _warm_start(unit, cfg, tokenizer, vectors, run_dir)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
     result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
     result["run_dir"] = str(run_dir)
     return result
+
+
+def _word_vectors(cfg: PretrainConfig):
+    if not cfg.embeddings.vectors:
+        return None
+    from warmstart.word2vec.io import load_vectors
+    from warmstart.word2vec.warm_start import check_dimensions
+
+    vectors = load_vectors(cfg.embeddings.vectors)
+    check_dimensions(vectors.dim, cfg.model.hidden_size, cfg.embeddings.project)
+    return vectors
+
+
+def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_dir: Path) -> None:
+    import json
+
+    from warmstart.word2vec.warm_start import warm_start_embeddings
+
+    info = warm_start_embeddings(
+        unit.encoder.word_embeddings, tokenizer, vectors, cfg.model.initializer_range, cfg.embeddings.project
+    )
+    info["vectors"] = cfg.embeddings.vectors
+    (run_dir / "warm_start.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(
+        f"embedding warm start: {info['tokens_warm']:,} of {info['vocab_size']:,} tokens from "
+        f"{info['vector_dim']}-d word vectors ({info['whole_word_tokens']:,} tokens are whole words)"
+    )
 
 
 def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
