@@ -1,1 +1,1 @@
-"""word2vec: skip-gram and CBOW with negative sampling, evaluation, file formats, and embedding warm starts."""
+"""word2vec: skip-gram and CBOW with negative sampling, evaluation, file formats, and warm starts."""

@@ -11,8 +11,8 @@ from warmstart.errors import WarmstartError
 
 @dataclass
 class WordVectors:
-    """``vectors[i]`` is the vector of ``words[i]``; words are ordered by corpus frequency, most frequent first
-    (so "the top-N vocabulary" is ``words[:N]``)."""
+    """``vectors[i]`` is the vector of ``words[i]``; words are ordered by corpus frequency, most frequent
+    first (so "the top-N vocabulary" is ``words[:N]``)."""
 
     words: list[str]
     vectors: np.ndarray
@@ -46,7 +46,9 @@ class WordVectors:
 
     def _id(self, word: str) -> int:
         if word not in self.index:
-            raise WarmstartError(f"'{word}' is not in the vocabulary", "try another word or a lower min_count")
+            raise WarmstartError(
+                f"'{word}' is not in the vocabulary", "try another word or a lower min_count"
+            )
         return self.index[word]
 
     def unit(self) -> np.ndarray:
