@@ -5,6 +5,18 @@ packaged wiki-leads text through a WordPiece tokenizer), same 15% masking, AdamW
 the two so that machine noise hits both. Prints a Markdown table and one JSON line.
 
     python benchmarks/mlm_throughput.py --trials 3 --steps 10
+
+On a GPU (``--device cuda``): a model preset (``--preset bert-base``: 12 layers, hidden 768, 12 heads, FFN
+3072, model vocabulary 30,522), several batch sizes, CUDA-synchronised timing, the device's measured bf16
+matmul peak, the model FLOPs per token each side really does, and the fraction of the peak achieved (MFU):
+
+    python benchmarks/mlm_throughput.py --device cuda --preset bert-base --precision bf16 --batch 32 256
+
+FLOPs per token (training = 3 x forward): 6 x the matmul parameters each token goes through, plus attention
+(QK^T and AV: 4 x seq x hidden per layer forward, x3 for training; flash attention's backward recompute is
+not counted). transformers projects every position onto the vocabulary; warmstart only the masked ones
+(rounded up to a multiple of 64 rows), so the MLM head (dense + decoder) counts for each side at the
+fraction of rows it really computes. Embedding lookups, norms and the optimizer are not counted.
 """
 
 from __future__ import annotations
@@ -21,17 +33,25 @@ import torch
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
 from warmstart.models.bert import BertConfig, BertModel
-from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig
+from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMCollator, MLMConfig
 from warmstart.tokenization import train_tokenizer
 
+SMALL = {"layers": 4, "hidden": 256, "heads": 4, "intermediate": None}
 
-def real_batches(vocab: int, seq: int, batch: int, count: int) -> tuple[list[dict], object]:
+
+def real_batches(vocab: int, seq: int, batch: int, count: int, tok=None) -> tuple[list[dict], object]:
     texts = list(corpus_texts(["wiki-leads"], DataOptions(label_column=None), "train"))
-    tok = train_tokenizer(
-        texts[:4000], "wordpiece", vocab, Path(tempfile.mkdtemp()) / "tok", show_progress=False
-    )
-    stream = [t for ids in tok.encode_batch(texts[4000:6000]) for t in ids + [tok.sep_id]]
+    if tok is None:
+        tok = train_tokenizer(
+            texts[:4000], "wordpiece", vocab, Path(tempfile.mkdtemp()) / "tok", show_progress=False
+        )
     width = seq - 2
+    need, end = count * batch * width, 6000
+    stream = [t for ids in tok.encode_batch(texts[4000:end]) for t in ids + [tok.sep_id]]
+    while len(stream) < need and end < len(texts):  # large batches: more of the same text, in order
+        more = tok.encode_batch(texts[end : end + 2000])
+        stream += [t for ids in more for t in ids + [tok.sep_id]]
+        end += 2000
     rows = [[tok.cls_id, *stream[i * width : (i + 1) * width], tok.sep_id] for i in range(count * batch)]
     ids = torch.tensor(rows)
     collate = MLMCollator(MLMConfig(), tok.mask_id, tok.vocab_size, tok.special_ids)
@@ -39,12 +59,12 @@ def real_batches(vocab: int, seq: int, batch: int, count: int) -> tuple[list[dic
     return [collate(ids[i * batch : (i + 1) * batch], gen) for i in range(count)], tok
 
 
-def warmstart_step(cfg: BertConfig):
-    unit = MaskedLM(BertModel(cfg), MLMConfig())
+def warmstart_step(cfg: BertConfig, device: torch.device):
+    unit = MaskedLM(BertModel(cfg), MLMConfig()).to(device)
     opt = torch.optim.AdamW(unit.parameters(), lr=1e-4, foreach=True)
 
     def step(batch, bf16):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             loss, _ = unit(batch)
         loss.backward()
         opt.step()
@@ -53,7 +73,7 @@ def warmstart_step(cfg: BertConfig):
     return step
 
 
-def transformers_step(cfg: BertConfig):
+def transformers_step(cfg: BertConfig, device: torch.device):
     import transformers
 
     model = transformers.BertForMaskedLM(
@@ -65,11 +85,11 @@ def transformers_step(cfg: BertConfig):
             intermediate_size=cfg.intermediate_size,
             attn_implementation="sdpa",
         )
-    )
+    ).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
 
     def step(batch, bf16):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             loss = model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
         loss.backward()
         opt.step()
@@ -78,58 +98,186 @@ def transformers_step(cfg: BertConfig):
     return step
 
 
-def timed(step, batches, steps: int, bf16: bool) -> float:
-    step(batches[0], bf16)  # warm-up
+def timed(step, batches, steps: int, bf16: bool, sync=lambda: None, warmup: int = 1) -> float:
+    for i in range(warmup):
+        step(batches[i % len(batches)], bf16)
+    sync()
     start = time.perf_counter()
     for i in range(steps):
         step(batches[i % len(batches)], bf16)
+    sync()
     return steps * batches[0]["input_ids"].numel() / (time.perf_counter() - start)
+
+
+def matmul_peak(device: torch.device, n: int = 8192, reps: int = 20) -> float:
+    """bf16 matmul FLOP/s of this device: median of ``reps`` timed n x n x n products on random data."""
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        a @ b
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1000)
+    del a, b
+    return 2 * n**3 / statistics.median(times)
+
+
+def flops_per_token(cfg: BertConfig, seq: int, head_rows: float) -> float:
+    """Training FLOPs per input token; ``head_rows`` = the fraction of positions the MLM head computes."""
+    h, i, v, layers = cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size, cfg.num_hidden_layers
+    encoder = layers * (4 * h * h + 2 * h * i)  # QKV + output projection + FFN up and down
+    head = h * h + h * v  # MLM transform dense + decoder (tied to the embeddings)
+    attention = 12 * layers * seq * h  # QK^T and AV, forward and backward
+    return 6 * encoder + attention + 6 * head * head_rows
+
+
+def warmstart_head_rows(batches: list[dict]) -> float:
+    """Fraction of positions warmstart's sparse head computes: masked rows rounded up to a multiple of 64."""
+    fractions = []
+    for b in batches:
+        n = int((b["labels"] != IGNORE).sum())
+        fractions.append((n + (-n % 64)) / b["labels"].numel())
+    return statistics.fmean(fractions)
+
+
+def shape_args(a) -> dict:
+    shape = dict(SMALL)
+    if a.preset:
+        from warmstart.config import load_preset
+
+        m = load_preset(a.preset)["model"]
+        shape = {
+            "layers": m["num_hidden_layers"],
+            "hidden": m["hidden_size"],
+            "heads": m["num_attention_heads"],
+            "intermediate": m["intermediate_size"],
+        }
+    for k in ("layers", "hidden", "heads"):
+        if getattr(a, k) is not None:
+            shape[k] = getattr(a, k)
+    if shape["intermediate"] is None or a.hidden is not None:
+        shape["intermediate"] = 4 * shape["hidden"]
+    return shape
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--preset", help="model shape from warmstart's presets (e.g. bert-base); flags below win")
+    p.add_argument("--layers", type=int, default=None, help="default 4 (or the preset's)")
+    p.add_argument("--hidden", type=int, default=None, help="default 256 (or the preset's)")
+    p.add_argument("--heads", type=int, default=None, help="default 4 (or the preset's)")
+    p.add_argument("--vocab", type=int, default=8192, help="WordPiece vocabulary the token ids come from")
+    p.add_argument(
+        "--model-vocab",
+        type=int,
+        default=None,
+        help="model vocabulary (embeddings and decoder); default the tokenizer's, 30522 with --preset",
+    )
     p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--batch", type=int, nargs="+", default=[32], help="one or more batch sizes")
+    p.add_argument("--precision", nargs="+", choices=["fp32", "bf16"], default=["fp32", "bf16"])
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--steps", type=int, default=10, help="timed steps per trial")
+    p.add_argument("--warmup", type=int, default=None, help="untimed steps per trial (default 1; 3 on cuda)")
     p.add_argument("--trials", type=int, default=3)
     a = p.parse_args()
+    device = torch.device(a.device)
+    cuda = device.type == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+    warmup = a.warmup if a.warmup is not None else (3 if cuda else 1)
     torch.manual_seed(0)
-    batches, tok = real_batches(a.vocab, a.seq, a.batch, 8)
-    cfg = BertConfig(
-        vocab_size=tok.vocab_size,
-        hidden_size=a.hidden,
-        num_hidden_layers=a.layers,
-        num_attention_heads=a.heads,
-        intermediate_size=4 * a.hidden,
-    )
-    rows = []
-    for name, bf16 in [("fp32", False), ("bf16 autocast", True)]:
-        runners = {"warmstart": warmstart_step(cfg), "transformers": transformers_step(cfg)}
-        rates: dict[str, list[float]] = {k: [] for k in runners}
-        for _ in range(a.trials):
-            for k, step in runners.items():
-                rates[k].append(timed(step, batches, a.steps, bf16))
-        ws, hf = statistics.median(rates["warmstart"]), statistics.median(rates["transformers"])
-        rows.append(
-            {
-                "precision": name,
+    shape_ = shape_args(a)
+    peak = matmul_peak(device) if cuda else None
+    tok, rows = None, []
+    for batch_size in a.batch:
+        batches, tok = real_batches(a.vocab, a.seq, batch_size, 8, tok)
+        model_vocab = a.model_vocab or (30522 if a.preset else tok.vocab_size)
+        cfg = BertConfig(
+            vocab_size=model_vocab,
+            hidden_size=shape_["hidden"],
+            num_hidden_layers=shape_["layers"],
+            num_attention_heads=shape_["heads"],
+            intermediate_size=shape_["intermediate"],
+        )
+        batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
+        flops = {
+            "warmstart": flops_per_token(cfg, a.seq, warmstart_head_rows(batches)),
+            "transformers": flops_per_token(cfg, a.seq, 1.0),
+        }
+        for name in a.precision:
+            bf16 = name == "bf16"
+            runners = {
+                "warmstart": warmstart_step(cfg, device),
+                "transformers": transformers_step(cfg, device),
+            }
+            rates: dict[str, list[float]] = {k: [] for k in runners}
+            for _ in range(a.trials):
+                for k, step in runners.items():
+                    rates[k].append(timed(step, batches, a.steps, bf16, sync, warmup))
+            ws, hf = statistics.median(rates["warmstart"]), statistics.median(rates["transformers"])
+            row = {
+                "precision": "bf16 autocast" if bf16 else "fp32",
                 "warmstart_tok_s": round(ws),
                 "transformers_tok_s": round(hf),
                 "ratio": round(ws / hf, 2),
             }
-        )
-    shape = f"{a.layers}L/{a.hidden}H/{a.heads}A vocab {tok.vocab_size} seq {a.seq} batch {a.batch}"
-    print(f"\nMasked-LM training, {shape}, {torch.get_num_threads()} threads, median of {a.trials} trials\n")
-    print("| precision | warmstart tok/s | transformers tok/s | ratio |\n|---|---|---|---|")
-    for r in rows:
+            if cuda or len(a.batch) > 1:
+                row = {"batch": batch_size, **row}
+            if cuda:
+                row["warmstart_gflop_per_tok"] = round(flops["warmstart"] / 1e9, 4)
+                row["transformers_gflop_per_tok"] = round(flops["transformers"] / 1e9, 4)
+                row["warmstart_mfu"] = round(ws * flops["warmstart"] / peak, 4)
+                row["transformers_mfu"] = round(hf * flops["transformers"] / peak, 4)
+            rows.append(row)
+            del runners
+            if cuda:
+                torch.cuda.empty_cache()
+    batch_text = ", ".join(map(str, a.batch))
+    shape = (
+        f"{shape_['layers']}L/{shape_['hidden']}H/{shape_['heads']}A vocab {cfg.vocab_size} seq {a.seq} "
+        f"batch {batch_text}"
+    )
+    if not cuda:
+        where = f"{torch.get_num_threads()} threads"
+    else:
+        where = f"{torch.cuda.get_device_name(device)}, bf16 matmul peak {peak / 1e12:.0f} TFLOP/s (measured)"
+    print(f"\nMasked-LM training, {shape}, {where}, median of {a.trials} trials\n")
+    columns = [
+        ("precision", "precision", str),
+        ("warmstart tok/s", "warmstart_tok_s", "{:,}".format),
+        ("transformers tok/s", "transformers_tok_s", "{:,}".format),
+        ("ratio", "ratio", "{}x".format),
+    ]
+    if "batch" in rows[0]:
+        columns.insert(0, ("batch", "batch", str))
+    if cuda:
         print(
-            f"| {r['precision']} | {r['warmstart_tok_s']:,} | {r['transformers_tok_s']:,} | {r['ratio']}x |"
+            f"token ids: WordPiece of {tok.vocab_size} trained on wiki-leads; model vocab {cfg.vocab_size}\n"
         )
-    print(json.dumps({"benchmark": "mlm_throughput", "shape": shape, "rows": rows}))
+        columns += [
+            ("warmstart GFLOP/tok", "warmstart_gflop_per_tok", "{:.3f}".format),
+            ("transformers GFLOP/tok", "transformers_gflop_per_tok", "{:.3f}".format),
+            ("warmstart MFU", "warmstart_mfu", "{:.1%}".format),
+            ("transformers MFU", "transformers_mfu", "{:.1%}".format),
+        ]
+    print("| " + " | ".join(c[0] for c in columns) + " |\n" + "|---" * len(columns) + "|")
+    for r in rows:
+        print("| " + " | ".join(fmt(r[key]) for _, key, fmt in columns) + " |")
+    out = {"benchmark": "mlm_throughput", "shape": shape, "rows": rows}
+    if cuda:
+        out.update(
+            device=torch.cuda.get_device_name(device),
+            peak_bf16_tflops=round(peak / 1e12, 1),
+            tokenizer_vocab=tok.vocab_size,
+            torch=torch.__version__,
+        )
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

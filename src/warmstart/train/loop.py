@@ -68,7 +68,10 @@ def _tokens(batch: dict) -> int:
 
 @torch.no_grad()
 def evaluate(unit, batches, device: torch.device, bf16: bool = False) -> dict:
-    """Mean of every stat over the evaluation batches (sums / counts), plus the unit's derived metrics."""
+    """Mean of every stat over the evaluation batches (sums / counts), plus the unit's derived metrics.
+
+    The unit is moved to ``device`` first: a model loaded from a checkpoint lives on the CPU."""
+    unit.to(device)
     was_training = unit.training
     unit.eval()
     totals: dict[str, list[float]] = {}
