@@ -404,6 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_options(pb)
     pb.set_defaults(func=_probe)
 
+    from warmstart.cli_word2vec import add_word2vec
+
+    add_word2vec(sub)
+
     dm = sub.add_parser("demo", help="the whole path on the embedded real data, with a report")
     dm.add_argument("--out", default="runs/demo", help="directory for the demo's runs and report")
     dm.add_argument("--quick", action="store_true", help="a tiny budget, to check that everything runs")

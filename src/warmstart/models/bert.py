@@ -13,7 +13,7 @@ from torch import nn
 
 from warmstart.config import opt
 from warmstart.nn.attention import SelfAttention, padding_mask
-from warmstart.nn.init import init_weights
+from warmstart.nn.init import init_weights, sinusoidal_
 from warmstart.nn.mlp import MLP
 
 
@@ -32,6 +32,9 @@ class BertConfig:
     layer_norm_eps: float = opt(1e-12, "LayerNorm epsilon")
     initializer_range: float = opt(0.02, "std of the normal initialisation")
     pre_ln: bool = opt(False, "pre-LN blocks (LayerNorm before attention/MLP) instead of BERT's post-LN")
+    position_init: str = opt(
+        "normal", "starting position embeddings: normal (BERT) or sinusoidal (scaled to initializer_range)"
+    )
     pooler: bool = opt(True, "include BERT's pooler (dense + tanh on [CLS]) used by NSP and classification")
 
     model_type = "bert"
@@ -92,6 +95,14 @@ class BertModel(nn.Module):
         )
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooler else None
         init_weights(self, config.initializer_range)
+        if config.position_init == "sinusoidal":
+            sinusoidal_(self.embeddings.position.weight, config.initializer_range)
+        elif config.position_init != "normal":
+            from warmstart.errors import WarmstartError
+
+            raise WarmstartError(
+                f"unknown model.position_init '{config.position_init}'", "use normal or sinusoidal"
+            )
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
         return self.hidden_states(input_ids, attention_mask, token_type_ids, keep=False)[-1]

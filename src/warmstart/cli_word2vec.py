@@ -1,0 +1,148 @@
+"""`warmstart word2vec ...`: train, evaluate, analogy, similar, plot, export; each calls one function."""
+
+from __future__ import annotations
+
+import argparse
+
+VECTORS_HELP = "a `warmstart word2vec train` run directory or a vectors file (.txt/.vec, .bin, .npy)"
+
+
+def _train(a):
+    from warmstart.word2vec.run import run
+
+    flags = {"word2vec": {}}
+    for key in ("corpus", "out"):
+        if getattr(a, key) is not None:
+            flags[key] = getattr(a, key)
+    for key in ("model", "dim", "window", "negative", "sample", "min_count", "epochs", "lr", "seed"):
+        if getattr(a, key) is not None:
+            flags["word2vec"][key] = getattr(a, key)
+    result = run(flags, a.overrides, overwrite=a.overwrite)
+    t = result["train"]
+    print(f"{t['vocab_size']:,} words, {t['words_per_second']:,.0f} words/s over {t['seconds']:.1f} s")
+    print(result["markdown"])
+    print(f"run directory: {result['run_dir']}")
+
+
+def _evaluate(a):
+    from warmstart.word2vec.io import load_vectors
+    from warmstart.word2vec.run import evaluate_all
+
+    print(evaluate_all(load_vectors(a.vectors), a.restrict)["markdown"])
+
+
+def _analogy(a):
+    from warmstart.word2vec.io import load_vectors
+
+    wv = load_vectors(a.vectors)
+    plus, minus, plus2 = (w.lower() for w in (a.a, a.b, a.c))
+    print(f"{plus} - {minus} + {plus2} = ?   ({minus} is to {plus} as {plus2} is to ?)")
+    for word, score in wv.most_similar([plus, plus2], [minus], topn=a.top, restrict=a.restrict or None):
+        print(f"  {word:<20} {score:.3f}")
+
+
+def _similar(a):
+    from warmstart.word2vec.io import load_vectors
+
+    wv = load_vectors(a.vectors)
+    for word, score in wv.most_similar([a.word.lower()], topn=a.top, restrict=a.restrict or None):
+        print(f"  {word:<20} {score:.3f}")
+
+
+def _plot(a):
+    from warmstart.word2vec import plot
+    from warmstart.word2vec.io import load_vectors
+
+    pairs = (
+        [tuple(p.lower().split(":")) for p in a.pairs]
+        if a.pairs
+        else plot.COUNTRY_CAPITAL + plot.COMPARATIVES
+    )
+    bad = [":".join(p) for p in pairs if len(p) != 2]
+    if bad:
+        from warmstart.errors import WarmstartError
+
+        raise WarmstartError(
+            f"pairs must look like word:word, got {', '.join(bad)}", "e.g. --pairs france:paris"
+        )
+    info = plot.projection_png(load_vectors(a.vectors), pairs, a.out, method=a.method)
+    print(f"projection written to {a.out}")
+    if info.get("skipped"):
+        print(f"skipped (not in the vocabulary): {', '.join(':'.join(p) for p in info['skipped'])}")
+
+
+def _export(a):
+    from warmstart.word2vec import io
+    from warmstart.word2vec.io import load_vectors
+
+    wv = load_vectors(a.vectors)
+    io.save(wv, a.out, a.format)
+    print(f"{len(wv):,} vectors of {wv.dim} dimensions written to {a.out} ({a.format})")
+
+
+def add_word2vec(sub) -> None:
+    from warmstart.config import help_text
+    from warmstart.word2vec.run import Word2VecRunConfig
+
+    w2v = sub.add_parser("word2vec", help="static word vectors: train, evaluate, analogies, a picture")
+    cmds = w2v.add_subparsers(dest="w2v_cmd", required=True)
+
+    tr = cmds.add_parser("train", help="skip-gram or CBOW with negative sampling on catalog corpora")
+    tr.formatter_class = argparse.RawDescriptionHelpFormatter
+    tr.epilog = help_text(Word2VecRunConfig)
+    tr.add_argument("--corpus", nargs="+", help="corpus names or text files (corpus)")
+    tr.add_argument("--out", help="run directory (out)")
+    tr.add_argument("--model", choices=["skipgram", "cbow"], help="skip-gram or CBOW (word2vec.model)")
+    tr.add_argument("--dim", type=int, help="vector dimensions (word2vec.dim)")
+    tr.add_argument("--window", type=int, help="largest context window (word2vec.window)")
+    tr.add_argument("--negative", type=int, help="negative samples per positive (word2vec.negative)")
+    tr.add_argument("--sample", type=float, help="frequent-word subsampling threshold (word2vec.sample)")
+    tr.add_argument(
+        "--min-count", dest="min_count", type=int, help="rarer words are dropped (word2vec.min_count)"
+    )
+    tr.add_argument("--epochs", type=int, help="passes over the corpus (word2vec.epochs)")
+    tr.add_argument("--lr", type=float, help="starting learning rate, decayed linearly (word2vec.lr)")
+    tr.add_argument("--seed", type=int, help="random seed (word2vec.seed)")
+    tr.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
+    tr.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. word2vec.epochs=3"
+    )
+    tr.set_defaults(func=_train)
+
+    ev = cmds.add_parser("evaluate", help="analogy accuracy per section, wordsim353 and simlex999 rho")
+    ev.add_argument("vectors", help=VECTORS_HELP)
+    ev.add_argument("--restrict", type=int, default=30000, help="search the N most frequent words (0 = all)")
+    ev.set_defaults(func=_evaluate)
+
+    an = cmds.add_parser("analogy", help="A - B + C by 3CosAdd, e.g. `analogy king man woman` -> queen")
+    an.add_argument("a", help="first word, added (e.g. king)")
+    an.add_argument("b", help="second word, subtracted (e.g. man)")
+    an.add_argument("c", help="third word, added (e.g. woman)")
+    an.add_argument("--vectors", required=True, help=VECTORS_HELP)
+    an.add_argument("--top", type=int, default=5, help="how many answers to print")
+    an.add_argument("--restrict", type=int, default=30000, help="search the N most frequent words (0 = all)")
+    an.set_defaults(func=_analogy)
+
+    si = cmds.add_parser("similar", help="nearest neighbours of a word by cosine")
+    si.add_argument("word", help="the word")
+    si.add_argument("--vectors", required=True, help=VECTORS_HELP)
+    si.add_argument("--top", type=int, default=10, help="how many neighbours to print")
+    si.add_argument("--restrict", type=int, default=0, help="search the N most frequent words (0 = all)")
+    si.set_defaults(func=_similar)
+
+    pl = cmds.add_parser("plot", help="a 2-D projection of word pairs with arrows, to PNG")
+    pl.add_argument("vectors", help=VECTORS_HELP)
+    pl.add_argument("--out", required=True, help="PNG file to write")
+    pl.add_argument(
+        "--pairs", nargs="+", help="word pairs as a:b (default: countries->capitals, comparatives)"
+    )
+    pl.add_argument("--method", default="pca", choices=["pca", "tsne"], help="projection method")
+    pl.set_defaults(func=_plot)
+
+    ex = cmds.add_parser(
+        "export", help="write vectors in the word2vec text or binary format (gensim loads both)"
+    )
+    ex.add_argument("vectors", help=VECTORS_HELP)
+    ex.add_argument("--out", required=True, help="output file")
+    ex.add_argument("--format", default="binary", choices=["text", "binary", "npy"], help="file format")
+    ex.set_defaults(func=_export)

@@ -1,0 +1,72 @@
+"""`warmstart word2vec train`: vectors from catalog corpora into a run directory, evaluated and pictured.
+
+A run directory holds config.yaml, vectors.npy + vectors.vocab.txt (words and counts, most frequent first),
+metrics.json (training figures and the evaluation), evaluation.md and projection.png. Nothing is written
+until training has finished, so a bad corpus or a refused directory never leaves a half-written run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmstart import config as C
+from warmstart.config import opt
+from warmstart.errors import WarmstartError
+from warmstart.train.rundir import open_run_dir, save_config
+from warmstart.word2vec.train import Word2VecConfig
+from warmstart.word2vec.vectors import WordVectors
+from warmstart.word2vec.words import corpus_documents
+
+
+@dataclass
+class Word2VecRunConfig:
+    out: str = opt("runs/word2vec", "run directory (refused if it exists, unless --overwrite)")
+    corpus: list[str] = opt(["wiki-leads", "news"], "corpus names (see `warmstart data list`) or text files")
+    split_seed: int = opt(0, "seed of the train/validation/test split of corpora without official splits")
+    restrict: int = opt(30000, "analogies are searched among the N most frequent words (0 = all)")
+    word2vec: Word2VecConfig = dataclasses.field(default_factory=Word2VecConfig)
+
+
+def evaluate_all(wv: WordVectors, restrict: int | None) -> dict:
+    """Analogies (restricted to the top ``restrict`` words) and both similarity sets, as a JSON-able dict."""
+    from warmstart.word2vec import evaluate
+
+    result = evaluate.analogy(wv, restrict=restrict or None)
+    sims = {name: evaluate.similarity(wv, dataset=name) for name in ("wordsim353", "simlex999")}
+    return {
+        "analogy": result.to_dict(),
+        "similarity": {name: r.to_dict() for name, r in sims.items()},
+        "markdown": evaluate.analogy_table(result) + "\n\n" + evaluate.similarity_table(sims),
+    }
+
+
+def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
+    from warmstart.word2vec import io, plot
+    from warmstart.word2vec.train import train
+
+    explicit = C.merge({}, flags)
+    for o in overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    cfg = C.from_dict(Word2VecRunConfig, explicit)
+    out = Path(cfg.out)
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise WarmstartError(
+            f"the run directory {out} already exists",
+            "pass --overwrite to replace it, or choose another --out",
+        )
+    docs = corpus_documents(cfg.corpus, "train", cfg.split_seed)
+    wv, stats = train(docs, cfg.word2vec)
+    scores = evaluate_all(wv, cfg.restrict)
+    run_dir = open_run_dir(out, overwrite=overwrite)
+    save_config(run_dir, C.to_dict(cfg))
+    io.save(wv, run_dir / io.RUN_VECTORS, "npy")
+    markdown = scores.pop("markdown")
+    (run_dir / "metrics.json").write_text(json.dumps({"train": stats, **scores}, indent=2) + "\n")
+    (run_dir / "evaluation.md").write_text(markdown + "\n")
+    picture = plot.projection_png(
+        wv, plot.COUNTRY_CAPITAL + plot.COMPARATIVES, run_dir / "projection.png", title="word2vec, PCA"
+    )
+    return {"run_dir": str(run_dir), "train": stats, "markdown": markdown, "picture": picture}
