@@ -1,12 +1,13 @@
-"""Does a word2vec warm start of the token embeddings speed up masked-LM pretraining? Measured, side by side.
+"""Do word vectors (and sinusoidal positions) as a starting point speed up masked-LM pretraining? Measured.
 
 Usage (after `make demo`, which leaves a tokenizer and token shards in runs/demo):
 
     .venv/bin/python examples/warm_start_study.py --demo runs/demo --out runs/warm-start --steps 600
 
 Trains skip-gram vectors on the same corpora (`warmstart word2vec train`, unless --vectors is given), then
-pretrains the same BERT twice from the same seed on the same batches: once with random embeddings, once
-with the whole-word token rows taken from the vectors (`embeddings.vectors=...`). Writes OUT/study.md (the
+pretrains the same BERT four times from the same seed on the same batches: random embeddings; the
+whole-word token rows taken from the vectors (`embeddings.vectors=...`); sinusoidal starting positions
+(`model.position_init=sinusoidal`); and both. Writes OUT/study.md (the
 validation MLM loss and masked-token accuracy at each evaluation), OUT/study.json and OUT/loss.png.
 """
 
@@ -18,6 +19,8 @@ from pathlib import Path
 
 from warmstart.pretrain import pretrain
 from warmstart.word2vec.run import run as word2vec_run
+
+SINUSOIDAL = "model.position_init=sinusoidal"
 
 
 def validation_curve(run_dir: Path) -> list[dict]:
@@ -55,23 +58,29 @@ def main() -> None:
         "train.log_every=20",
     ]
     curves = {}
-    for arm, extra in [("random", {}), ("word2vec", {"embeddings": {"vectors": vectors}})]:
+    words = {"embeddings": {"vectors": vectors}}
+    arms = {"random": ({}, []), "word2vec": (words, []), "sinusoidal": ({}, [SINUSOIDAL])}
+    arms["word2vec+sinusoidal"] = (words, [SINUSOIDAL])
+    for arm, (extra, more) in arms.items():
         run_dir = out / arm
         if not (run_dir / "final").is_dir():
-            flags = {"out": str(run_dir), "train": {"steps": a.steps}, "data": {"shards": str(demo / "shards")}}
-            pretrain(a.preset, None, {**flags, **extra}, overrides, overwrite=True)
+            flags = {
+                "out": str(run_dir),
+                "train": {"steps": a.steps},
+                "data": {"shards": str(demo / "shards")},
+            }
+            pretrain(a.preset, None, {**flags, **extra}, overrides + more, overwrite=True)
         curves[arm] = validation_curve(run_dir)
 
     lines = [
-        f"# Embedding warm start vs random embeddings ({a.preset}, {a.steps} steps)",
+        f"# Validation MLM loss (masked-token accuracy) by starting point ({a.preset}, {a.steps} steps)",
         "",
-        "| step | loss (random) | loss (word2vec) | accuracy (random) | accuracy (word2vec) |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| step | " + " | ".join(arms) + " |",
+        "| ---: |" + " ---: |" * len(arms),
     ]
-    for r, w in zip(curves["random"], curves["word2vec"]):
-        lines.append(
-            f"| {r['step']} | {r['loss']:.3f} | {w['loss']:.3f} | {r['accuracy']:.3f} | {w['accuracy']:.3f} |"
-        )
+    for rows in zip(*curves.values()):
+        cells = [f"{r['loss']:.3f} ({r['accuracy']:.3f})" for r in rows]
+        lines.append(f"| {rows[0]['step']} | " + " | ".join(cells) + " |")
     (out / "study.md").write_text("\n".join(lines) + "\n")
     (out / "study.json").write_text(json.dumps({"vectors": vectors, "curves": curves}, indent=2) + "\n")
     _plot(curves, out / "loss.png")
@@ -87,7 +96,7 @@ def _plot(curves: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for arm, rows in curves.items():
-        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], marker="o", label=f"{arm} embeddings")
+        ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], marker="o", label=arm)
     ax.set_xlabel("pretraining step")
     ax.set_ylabel("validation MLM loss")
     ax.legend()
