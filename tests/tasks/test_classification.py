@@ -107,3 +107,24 @@ def test_unknown_label_is_a_clear_error(tok):
     task = ClassificationTask(TaskConfig())
     with pytest.raises(WarmstartError, match="labels the model was not trained on: maybe"):
         task.encode([{"text": "a", "label": "maybe"}], tok, ["no", "yes"], "x (test)")
+
+
+def test_mean_pooling_averages_real_tokens_only(tok, wiki_extracts):
+    task = ClassificationTask(TaskConfig(max_length=48, pooling="mean"))
+    recs = [{"text": t[: 20 + 25 * i], "label": "ab"[i % 2]} for i, t in enumerate(wiki_extracts[:6])]
+    labels = task.labels(recs)
+    feats = task.encode(recs, tok, labels, "test")
+    unit = task.build(tiny_encoder(), labels).eval()
+    batch = feats.take(range(6))
+    assert (batch["attention_mask"] == 0).any()  # rows of different lengths: padding to leave out
+    with torch.no_grad():
+        hidden = unit.encoder(batch["input_ids"], batch["attention_mask"])
+        expected = []
+        for row, mask in zip(hidden, batch["attention_mask"]):
+            expected.append(unit.classifier(row[mask.bool()].mean(0)))
+        assert torch.allclose(unit.logits(batch), torch.stack(expected), atol=1e-5)
+
+
+def test_unknown_pooling_is_a_clear_error(tok):
+    with pytest.raises(WarmstartError, match="unknown task.pooling 'max'"):
+        ClassificationTask(TaskConfig(pooling="max")).build(tiny_encoder(), ["a", "b"])

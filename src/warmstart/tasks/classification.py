@@ -1,4 +1,5 @@
-"""Sequence classification: a randomly initialised linear layer on the [CLS] hidden state.
+"""Sequence classification: a randomly initialised linear layer on the [CLS] hidden state (or, with
+``task.pooling=mean``, on the mean of the last layer's token states, padding excluded).
 
 One sentence or a sentence pair (``[CLS] A [SEP] B [SEP]`` with segment ids); three problems:
 - single_label: softmax over the classes, cross-entropy; accuracy and macro-F1.
@@ -20,6 +21,7 @@ from warmstart.errors import WarmstartError
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
+POOLINGS = ("cls", "mean")
 
 
 def init_head(linear: nn.Linear, std: float) -> nn.Linear:
@@ -29,12 +31,16 @@ def init_head(linear: nn.Linear, std: float) -> nn.Linear:
 
 
 class SequenceClassifier(nn.Module):
-    """encoder -> dropout -> Linear on the [CLS] state. ``forward(batch) -> (loss, stats)``."""
+    """encoder -> dropout -> Linear on the [CLS] (or mean) state. ``forward(batch) -> (loss, stats)``."""
 
-    def __init__(self, encoder: nn.Module, labels: list[str], problem: str = "single_label"):
+    def __init__(
+        self, encoder: nn.Module, labels: list[str], problem: str = "single_label", pooling: str = "cls"
+    ):
         super().__init__()
         c = encoder.config
-        self.encoder, self.labels, self.problem = encoder, list(labels), problem
+        if pooling not in POOLINGS:
+            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLINGS)}")
+        self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
         self.drop = nn.Dropout(c.hidden_dropout_prob)
         outputs = 1 if problem == "regression" else len(labels)
         self.classifier = init_head(nn.Linear(c.hidden_size, outputs), c.initializer_range)
@@ -43,8 +49,15 @@ class SequenceClassifier(nn.Module):
         )
 
     def logits(self, batch: dict) -> torch.Tensor:
-        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-        return self.classifier(self.drop(hidden[:, 0])).float()
+        mask = batch.get("attention_mask")
+        hidden = self.encoder(batch["input_ids"], mask, batch.get("token_type_ids"))
+        if self.pooling == "mean":
+            weights = torch.ones_like(batch["input_ids"]) if mask is None else mask
+            weights = weights.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+        else:
+            pooled = hidden[:, 0]
+        return self.classifier(self.drop(pooled)).float()
 
     def forward(self, batch: dict):
         logits, labels = self.logits(batch), batch["labels"]
@@ -209,4 +222,4 @@ class ClassificationTask(Task):
                 f"classification needs at least 2 labels, the training data has {len(labels)}",
                 "check the label column (task.problem=regression for numeric scores)",
             )
-        return SequenceClassifier(encoder, labels, self.cfg.problem)
+        return SequenceClassifier(encoder, labels, self.cfg.problem, self.cfg.pooling)
