@@ -8,10 +8,10 @@ one carry ``"doc"``, the document's index (0, 1, ...), so splits can keep a docu
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 
 DOCSTART = "-DOCSTART-"
@@ -74,34 +74,27 @@ def write_conll(records: Iterable[dict], path: str | os.PathLike) -> Path:
     When records carry ``"doc"``, a ``-DOCSTART-`` line (and a blank line) opens every new document, so
     :func:`read_conll` gives the documents back. Tokens and tags must be non-empty and free of whitespace.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            last_doc = object()
-            for n, record in enumerate(records):
-                tokens, tags = record["tokens"], record["tags"]
-                if len(tokens) != len(tags) or not tokens:
+
+    def write(fh) -> None:
+        last_doc = object()
+        for n, record in enumerate(records):
+            tokens, tags = record["tokens"], record["tags"]
+            if len(tokens) != len(tags) or not tokens:
+                raise WarmstartError(
+                    f"record {n} has {len(tokens)} tokens and {len(tags)} tags",
+                    "give every sentence at least one token and exactly one tag per token",
+                )
+            if "doc" in record and record["doc"] != last_doc:
+                fh.write(f"{DOCSTART} O\n\n")
+                last_doc = record["doc"]
+            for token, tag in zip(tokens, tags):
+                if len(token.split()) != 1 or len(tag.split()) != 1 or token == DOCSTART:
                     raise WarmstartError(
-                        f"record {n} has {len(tokens)} tokens and {len(tags)} tags",
-                        "give every sentence at least one token and exactly one tag per token",
+                        f"record {n}: token {token!r} / tag {tag!r} is empty, contains whitespace "
+                        f"or is {DOCSTART}",
+                        "remove whitespace from tokens and tags before writing CoNLL",
                     )
-                if "doc" in record and record["doc"] != last_doc:
-                    fh.write(f"{DOCSTART} O\n\n")
-                    last_doc = record["doc"]
-                for token, tag in zip(tokens, tags):
-                    if len(token.split()) != 1 or len(tag.split()) != 1 or token == DOCSTART:
-                        raise WarmstartError(
-                            f"record {n}: token {token!r} / tag {tag!r} is empty, contains whitespace "
-                            f"or is {DOCSTART}",
-                            "remove whitespace from tokens and tags before writing CoNLL",
-                        )
-                    fh.write(f"{token} {tag}\n")
-                fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a data file is not
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+                fh.write(f"{token} {tag}\n")
+            fh.write("\n")
+
+    return write_atomic(path, write, text=True)

@@ -16,13 +16,11 @@ contain no whitespace (the formats separate fields with spaces). Files are writt
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 from warmstart.word2vec.vectors import WordVectors
 
@@ -84,21 +82,6 @@ def load_vectors(spec: str | Path) -> WordVectors:
     return load(path)
 
 
-def _atomic(path: Path, write: Callable) -> Path:
-    """Call ``write(binary_file)`` on a temp file next to ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a data file is not
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
 def _header(wv: WordVectors) -> bytes:
     return f"{len(wv)} {wv.dim}\n".encode()
 
@@ -109,7 +92,7 @@ def _save_text(wv: WordVectors, path: Path) -> Path:
         for word, row in zip(wv.words, wv.vectors):
             fh.write(f"{word} {' '.join(map(str, row))}\n".encode())
 
-    return _atomic(path, write)
+    return write_atomic(path, write)
 
 
 def _save_binary(wv: WordVectors, path: Path) -> Path:
@@ -118,7 +101,7 @@ def _save_binary(wv: WordVectors, path: Path) -> Path:
         for word, row in zip(wv.words, wv.vectors.astype(FLOAT, copy=False)):
             fh.write(word.encode() + b" " + row.tobytes())
 
-    return _atomic(path, write)
+    return write_atomic(path, write)
 
 
 def _npy_paths(path: Path) -> tuple[Path, Path]:
@@ -132,8 +115,8 @@ def _save_npy(wv: WordVectors, path: Path) -> Path:
         lines = [f"{w}\n" for w in wv.words]
     else:
         lines = [f"{w} {int(c)}\n" for w, c in zip(wv.words, wv.counts)]
-    _atomic(vocab, lambda fh: fh.write("".join(lines).encode()))
-    return _atomic(matrix, lambda fh: np.save(fh, wv.vectors.astype(np.float32, copy=False)))
+    write_atomic(vocab, lambda fh: fh.write("".join(lines).encode()))
+    return write_atomic(matrix, lambda fh: np.save(fh, wv.vectors.astype(np.float32, copy=False)))
 
 
 def _bad(path: Path, where: str, problem: str, fix: str = "") -> WarmstartError:

@@ -7,13 +7,12 @@ scikit-learn). Vectors are scaled to unit length first (cosine is the geometry t
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 
+from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 from warmstart.word2vec.vectors import WordVectors
 
@@ -124,15 +123,8 @@ def projection_png(
     ax.margins(0.12)
     fig.tight_layout()
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
+        write_atomic(out, lambda fh: fig.savefig(fh, format="png"))
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return {"path": str(out), "method": method, "used": used, "skipped": skipped}
