@@ -42,8 +42,8 @@ def main() -> None:
     out, demo = Path(a.out), Path(a.demo)
     vectors = a.vectors
     if vectors is None:
-        vectors = str(out / "word2vec")
-        if not (out / "word2vec" / "vectors.npy").is_file():
+        vectors = str(out / "vectors")
+        if not (out / "vectors" / "vectors.npy").is_file():
             result = word2vec_run(
                 {"out": vectors, "word2vec": {"epochs": a.epochs, "sample": 1e-4}}, overwrite=a.overwrite
             )
