@@ -1,9 +1,11 @@
 """`warmstart demo`: the whole path on the embedded real data, then a report of what pretraining bought.
 
 1. WordPiece tokenizer on wiki-leads + news (train splits).
-2. Token shards of the same corpora; a small BERT pretrained by masked LM.
-3. The pretrained model and an identical randomly initialised twin, each finetuned on rotten-tomatoes.
-4. RUN/report.md with test accuracies, plus PNG plots of pretraining loss and finetuning curves.
+2. Skip-gram word vectors on the same text: the starting point of the BERT's token embeddings.
+3. Token shards of the same corpora; a small BERT pretrained by masked LM, its whole-word token embeddings
+   started from the word vectors and its position table from sinusoids (both still learned).
+4. The pretrained model and an identical randomly initialised twin, each finetuned on rotten-tomatoes.
+5. RUN/report.md with test accuracies, plus PNG plots of pretraining loss and finetuning curves.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from warmstart.finetune import finetune
 from warmstart.pretrain import pretrain
 from warmstart.report.demo_report import write_demo_report
 from warmstart.tokenization import train_tokenizer
+from warmstart.word2vec.run import run as word2vec_run
 
 CORPORA = ["wiki-leads", "news"]
 TASK = "rotten-tomatoes"
@@ -27,12 +30,13 @@ TASK = "rotten-tomatoes"
 BUDGETS = {
     "full": {
         "vocab": 8192,
-        "steps": 2400,
+        "steps": 2200,
         "batch": 32,
         "seq": 128,
         "ft_epochs": 3,
-        "ft_lr": 1e-4,
+        "ft_lr": 3e-4,
         "ft_limit": None,
+        "w2v_epochs": 5,
     },
     "quick": {
         "vocab": 2000,
@@ -42,6 +46,7 @@ BUDGETS = {
         "ft_epochs": 1,
         "ft_lr": 1e-4,
         "ft_limit": 256,
+        "w2v_epochs": 1,
     },
 }
 
@@ -64,6 +69,16 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
     timings["tokenizer"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    word2vec_run(
+        {
+            "out": str(out / "word2vec"),
+            "corpus": CORPORA,
+            "word2vec": {"epochs": b["w2v_epochs"], "sample": 1e-4},
+        }
+    )
+    timings["word2vec"] = time.perf_counter() - t
+
+    t = time.perf_counter()
     prepare_corpus(CORPORA, opts, tok, out / "shards", splits=("train", "validation"))
     timings["prepare"] = time.perf_counter() - t
 
@@ -76,6 +91,8 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
         "train.bf16=true",
         "train.eval_batches=20",
         "train.log_every=20",
+        f"embeddings.vectors={out / 'word2vec'}",
+        "model.position_init=sinusoidal",
     ]
     if quick:
         overrides += ["train.eval_every=10", "train.save_every=10", "train.log_every=5"]

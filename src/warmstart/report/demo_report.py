@@ -85,6 +85,7 @@ def write_demo_report(
         f"{last['step']} (perplexity {first['perplexity']:.0f} -> {last['perplexity']:.1f}; masked-token "
         f"accuracy {first['accuracy']:.3f} -> {last['accuracy']:.3f}).",
         "",
+        *_starting_point(out, pretrain_dir, pre_cfg),
         "![pretraining loss](pretrain_loss.png)",
         "",
         "## Finetuning",
@@ -107,6 +108,28 @@ def write_demo_report(
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _starting_point(out: Path, pretrain_dir: Path, pre_cfg: dict) -> list[str]:
+    """Lines on the word-vector warm start and the position initialisation, when the run used them."""
+    lines = []
+    w2v, warm = out / "word2vec" / "metrics.json", pretrain_dir / "warm_start.json"
+    if w2v.is_file() and warm.is_file():
+        m, w = json.loads(w2v.read_text()), json.loads(warm.read_text())
+        t = m["train"]
+        lines.append(
+            "Starting point: skip-gram word vectors trained first on the same text "
+            f"({t['vocab_size']:,} words, {t['seconds']:.0f} s; analogy accuracy "
+            f"{m['analogy']['accuracy']:.1%} in the top 30k words, wordsim353 rho "
+            f"{m['similarity']['wordsim353']['spearman']:.3f}) give {w['tokens_warm']:,} of the "
+            f"{w['vocab_size']:,} token embeddings their first values (the whole-word tokens; the rest "
+            "start random)."
+        )
+    if pre_cfg["model"].get("position_init") == "sinusoidal":
+        lines.append(
+            "The position table starts as sinusoids (scaled to the init std) and is learned from there."
+        )
+    return [*lines, ""] if lines else []
 
 
 def _encoder_params(pretrain_dir: Path):
