@@ -31,22 +31,25 @@ def _evaluate(a):
     print(evaluate_all(load_vectors(a.vectors), a.restrict)["markdown"])
 
 
+def _print_words(results) -> None:
+    for word, score in results:
+        print(f"  {word:<20} {score:.3f}")
+
+
 def _analogy(a):
+    from warmstart.word2vec.evaluate import solve
     from warmstart.word2vec.io import load_vectors
 
-    wv = load_vectors(a.vectors)
     plus, minus, plus2 = (w.lower() for w in (a.a, a.b, a.c))
     print(f"{plus} - {minus} + {plus2} = ?   ({minus} is to {plus} as {plus2} is to ?)")
-    for word, score in wv.most_similar([plus, plus2], [minus], topn=a.top, restrict=a.restrict or None):
-        print(f"  {word:<20} {score:.3f}")
+    _print_words(solve(load_vectors(a.vectors), minus, plus, plus2, topn=a.top, restrict=a.restrict or None))
 
 
 def _similar(a):
+    from warmstart.word2vec.evaluate import neighbours
     from warmstart.word2vec.io import load_vectors
 
-    wv = load_vectors(a.vectors)
-    for word, score in wv.most_similar([a.word.lower()], topn=a.top, restrict=a.restrict or None):
-        print(f"  {word:<20} {score:.3f}")
+    _print_words(neighbours(load_vectors(a.vectors), a.word.lower(), topn=a.top, restrict=a.restrict or None))
 
 
 def _plot(a):
@@ -78,6 +81,15 @@ def _export(a):
     wv = load_vectors(a.vectors)
     io.save(wv, a.out, a.format)
     print(f"{len(wv):,} vectors of {wv.dim} dimensions written to {a.out} ({a.format})")
+
+
+def _query_options(p, top: int, restrict: int, func) -> None:
+    p.add_argument("--vectors", required=True, help=VECTORS_HELP)
+    p.add_argument("--top", type=int, default=top, help="how many words to print")
+    p.add_argument(
+        "--restrict", type=int, default=restrict, help="search the N most frequent words (0 = all)"
+    )
+    p.set_defaults(func=func)
 
 
 def add_word2vec(sub) -> None:
@@ -118,17 +130,11 @@ def add_word2vec(sub) -> None:
     an.add_argument("a", help="first word, added (e.g. king)")
     an.add_argument("b", help="second word, subtracted (e.g. man)")
     an.add_argument("c", help="third word, added (e.g. woman)")
-    an.add_argument("--vectors", required=True, help=VECTORS_HELP)
-    an.add_argument("--top", type=int, default=5, help="how many answers to print")
-    an.add_argument("--restrict", type=int, default=30000, help="search the N most frequent words (0 = all)")
-    an.set_defaults(func=_analogy)
+    _query_options(an, top=5, restrict=30000, func=_analogy)
 
     si = cmds.add_parser("similar", help="nearest neighbours of a word by cosine")
     si.add_argument("word", help="the word")
-    si.add_argument("--vectors", required=True, help=VECTORS_HELP)
-    si.add_argument("--top", type=int, default=10, help="how many neighbours to print")
-    si.add_argument("--restrict", type=int, default=0, help="search the N most frequent words (0 = all)")
-    si.set_defaults(func=_similar)
+    _query_options(si, top=10, restrict=0, func=_similar)
 
     pl = cmds.add_parser("plot", help="a 2-D projection of word pairs with arrows, to PNG")
     pl.add_argument("vectors", help=VECTORS_HELP)

@@ -10,17 +10,16 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
-from warmstart.errors import WarmstartError
 from warmstart.finetune import finetune
 from warmstart.pretrain import pretrain
 from warmstart.report.demo_report import write_demo_report
 from warmstart.tokenization import train_tokenizer
+from warmstart.train.rundir import open_run_dir
 from warmstart.word2vec.run import run as word2vec_run
 
 CORPORA = ["wiki-leads", "news"]
@@ -52,14 +51,7 @@ BUDGETS = {
 
 
 def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool = False) -> Path:
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise WarmstartError(
-                f"{out} already exists", "pass --overwrite to redo the demo there, or --out DIR"
-            )
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = open_run_dir(out, overwrite=overwrite, fix="pass --overwrite to redo the demo there, or --out DIR")
     b = BUDGETS["quick" if quick else "full"]
     timings = {}
 

@@ -3,21 +3,13 @@
 import pytest
 import torch
 
+from tests.conftest import tiny_bert_config
 from warmstart.errors import WarmstartError
-from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.bert import BertModel
 
 
 def _model(**kw):
-    return BertModel(
-        BertConfig(
-            vocab_size=100,
-            hidden_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            **kw,
-        )
-    )
+    return BertModel(tiny_bert_config(100, max_position_embeddings=512, **kw))
 
 
 def test_sinusoidal_positions_are_learned_scaled_and_local():

@@ -18,10 +18,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.errors import WarmstartError
+from warmstart.features import POOLING, pool
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
-POOLINGS = ("cls", "mean")
 
 
 def init_head(linear: nn.Linear, std: float) -> nn.Linear:
@@ -38,8 +38,8 @@ class SequenceClassifier(nn.Module):
     ):
         super().__init__()
         c = encoder.config
-        if pooling not in POOLINGS:
-            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLINGS)}")
+        if pooling not in POOLING:
+            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLING)}")
         self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
         self.drop = nn.Dropout(c.hidden_dropout_prob)
         outputs = 1 if problem == "regression" else len(labels)
@@ -49,14 +49,9 @@ class SequenceClassifier(nn.Module):
         )
 
     def logits(self, batch: dict) -> torch.Tensor:
-        mask = batch.get("attention_mask")
-        hidden = self.encoder(batch["input_ids"], mask, batch.get("token_type_ids"))
-        if self.pooling == "mean":
-            weights = torch.ones_like(batch["input_ids"]) if mask is None else mask
-            weights = weights.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
-        else:
-            pooled = hidden[:, 0]
+        ids, mask = batch["input_ids"], batch.get("attention_mask")
+        hidden = self.encoder(ids, mask, batch.get("token_type_ids"))
+        pooled = pool(hidden, torch.ones_like(ids) if mask is None else mask, self.pooling)
         return self.classifier(self.drop(pooled)).float()
 
     def forward(self, batch: dict):

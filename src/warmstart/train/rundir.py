@@ -11,7 +11,22 @@ from warmstart.errors import WarmstartError
 CONFIG_FILE = "config.yaml"
 
 
-def open_run_dir(path: str | Path, *, resume: bool = False, overwrite: bool = False) -> Path:
+RUN_DIR_FIX = "pass --resume to continue it, --overwrite to replace it, or choose another --out"
+
+
+def check_free(path: str | Path, overwrite: bool = False, fix: str = RUN_DIR_FIX) -> bool:
+    """Refuse a non-empty directory unless ``overwrite``; True when there is one to replace. Call it before
+    long work whose results go there, so that a refusal costs nothing."""
+    path = Path(path)
+    taken = path.exists() and any(path.iterdir())
+    if taken and not overwrite:
+        raise WarmstartError(f"the run directory {path} already exists", fix)
+    return taken
+
+
+def open_run_dir(
+    path: str | Path, *, resume: bool = False, overwrite: bool = False, fix: str = RUN_DIR_FIX
+) -> Path:
     """A fresh run directory, or the existing one when resuming. Never deletes unless ``overwrite``."""
     path = Path(path)
     if resume:
@@ -21,12 +36,7 @@ def open_run_dir(path: str | Path, *, resume: bool = False, overwrite: bool = Fa
                 "pass the directory of an earlier run to --resume",
             )
         return path
-    if path.exists() and any(path.iterdir()):
-        if not overwrite:
-            raise WarmstartError(
-                f"the run directory {path} already exists",
-                "pass --resume to continue it, --overwrite to replace it, or choose another --out",
-            )
+    if check_free(path, overwrite, fix):
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     return path

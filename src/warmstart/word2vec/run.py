@@ -14,8 +14,7 @@ from pathlib import Path
 
 from warmstart import config as C
 from warmstart.config import opt
-from warmstart.errors import WarmstartError
-from warmstart.train.rundir import open_run_dir, save_config
+from warmstart.train.rundir import check_free, open_run_dir, save_config
 from warmstart.word2vec.train import Word2VecConfig
 from warmstart.word2vec.vectors import WordVectors
 from warmstart.word2vec.words import corpus_documents
@@ -52,15 +51,12 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
         explicit = C.merge(explicit, C.parse_override(o))
     cfg = C.from_dict(Word2VecRunConfig, explicit)
     out = Path(cfg.out)
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise WarmstartError(
-            f"the run directory {out} already exists",
-            "pass --overwrite to replace it, or choose another --out",
-        )
+    fix = "pass --overwrite to replace it, or choose another --out"
+    check_free(out, overwrite, fix)  # before training, so that a refusal costs nothing
     docs = corpus_documents(cfg.corpus, "train", cfg.split_seed)
     wv, stats = train(docs, cfg.word2vec)
     scores = evaluate_all(wv, cfg.restrict)
-    run_dir = open_run_dir(out, overwrite=overwrite)
+    run_dir = open_run_dir(out, overwrite=overwrite, fix=fix)
     save_config(run_dir, C.to_dict(cfg))
     io.save(wv, run_dir / io.RUN_VECTORS, "npy")
     markdown = scores.pop("markdown")
