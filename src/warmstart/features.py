@@ -77,7 +77,7 @@ def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_
 
 def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_length: int) -> np.ndarray:
     """(len(texts), D) float32 features, in the order of ``texts``."""
-    check_layer(layer, len(encoder.layers))
+    check_layer(layer, encoder.config.num_hidden_layers)
     out: np.ndarray | None = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
         vectors = pool(select(states, layer), mask, pooling).float().numpy()

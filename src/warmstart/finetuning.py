@@ -85,10 +85,18 @@ def _unknown(kind: str, bad: str, valid) -> WarmstartError:
     return WarmstartError(f"unknown {kind} '{bad}'", f"{hint}choose one of {', '.join(valid)}")
 
 
-def check(cfg: StrategyConfig, layers: int) -> None:
-    """Raise a WarmstartError for a config that cannot apply to an encoder with ``layers`` layers."""
+def check(cfg: StrategyConfig, layers: int, shared: bool = False) -> None:
+    """Raise a WarmstartError for a config that cannot apply to an encoder with ``layers`` layers
+    (``shared``: one block of weights used by every layer, as in ALBERT)."""
     if cfg.strategy not in STRATEGIES:
         raise _unknown("finetuning strategy", cfg.strategy, STRATEGIES)
+    per_layer = cfg.strategy == "top_k" or cfg.reinit_top_k or cfg.layer_lr_decay != 1.0
+    if shared and per_layer:
+        raise WarmstartError(
+            "top_k, reinit_top_k and layer_lr_decay act on separate layers, but this encoder's layers "
+            "share one set of weights (ALBERT)",
+            "use strategy full, frozen, layernorm, bitfit or lora with this model",
+        )
     for key in ("top_k", "reinit_top_k"):
         k = getattr(cfg, key)
         if (key == "reinit_top_k" or cfg.strategy == "top_k") and not 0 <= k <= layers:
@@ -142,7 +150,7 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     """
     encoder = unit.encoder
     layers = len(encoder.layers)
-    check(cfg, layers)
+    check(cfg, layers, shared=getattr(encoder.config, "share_layers", False))
     report = {"strategy": cfg.strategy}
     with torch.random.fork_rng():
         torch.manual_seed(seed)

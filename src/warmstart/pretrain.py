@@ -11,11 +11,11 @@ from warmstart import config as C
 from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import DataConfig, ensure_shards, options
-from warmstart.data.packing import FixedWindowBatches, PackedWindows, WindowBatches
+from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
-from warmstart.objectives.mlm import MLMCollator, MLMConfig
+from warmstart.objectives.mlm import MLMConfig
 from warmstart.registry import MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
@@ -56,7 +56,7 @@ def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
     """config.json: Hugging Face field names plus a warmstart block that says how to rebuild the unit."""
     return {
         "model_type": cfg.arch,
-        "architectures": ["BertForMaskedLM"],
+        "architectures": [lookup(OBJECTIVES, "objective", cfg.objective).hf_architecture],
         **dataclasses.asdict(cfg.model),
         "pad_token_id": tokenizer.pad_id,
         "warmstart": {"arch": cfg.arch, "objective": cfg.objective, "tokenizer": tokenizer.fingerprint()},
@@ -65,11 +65,16 @@ def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
 
 def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
     _, model_cls = lookup(MODELS, "model", cfg.arch)
-    _, unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     import torch
 
     torch.manual_seed(cfg.train.seed)
-    return unit_cls(model_cls(cfg.model), cfg.mlm)
+    return unit_cls(model_cls(cfg.model), *sections(cfg, unit_cls))
+
+
+def sections(cfg: PretrainConfig, unit_cls) -> list:
+    """The config sections an objective reads (e.g. mlm, or mlm and electra)."""
+    return [getattr(cfg, name) for name in unit_cls.sections]
 
 
 def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> PretrainConfig:
@@ -133,17 +138,14 @@ def pretrain(
                 shutil.rmtree(run_dir, ignore_errors=True)
             raise
     train_shards = _check_shards(shards_dir, tokenizer)
-    prefix, suffix = [tokenizer.cls_id], [tokenizer.sep_id]
-    collate = MLMCollator(cfg.mlm, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids)
-    train = WindowBatches(
-        PackedWindows(train_shards, cfg.data.seq_len, prefix, suffix),
-        cfg.train.batch_size,
-        cfg.train.seed,
-        collate,
-    )
-    val_windows = PackedWindows(TokenShards.open(shards_dir, "validation"), cfg.data.seq_len, prefix, suffix)
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    parts = sections(cfg, unit_cls)
+    windows, collate = unit_cls.data(train_shards, cfg.data.seq_len, tokenizer, *parts)
+    train = WindowBatches(windows, cfg.train.batch_size, cfg.train.seed, collate)
+    val_shards = TokenShards.open(shards_dir, "validation")
+    val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)
     evals = FixedWindowBatches(
-        val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, collate
+        val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, val_collate
     )
     unit = build_unit(cfg, tokenizer)
     if vectors is not None:
@@ -161,7 +163,7 @@ def _word_vectors(cfg: PretrainConfig):
     from warmstart.word2vec.warm_start import check_dimensions
 
     vectors = load_vectors(cfg.embeddings.vectors)
-    check_dimensions(vectors.dim, cfg.model.hidden_size, cfg.embeddings.project)
+    check_dimensions(vectors.dim, cfg.model.embedding_size or cfg.model.hidden_size, cfg.embeddings.project)
     return vectors
 
 

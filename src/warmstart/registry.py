@@ -2,14 +2,14 @@
 
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig, BertModel
-from warmstart.objectives.mlm import MaskedLM, MLMConfig
+from warmstart.objectives.mlm import MaskedLM
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
 
 MODELS = {"bert": (BertConfig, BertModel)}
-OBJECTIVES = {"mlm": (MLMConfig, MaskedLM)}
+OBJECTIVES = {"mlm": MaskedLM}
 TASKS = {t.name: t for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask)}
 
 

@@ -36,17 +36,26 @@ class BertConfig:
         "normal", "starting position embeddings: normal (BERT) or sinusoidal (scaled to initializer_range)"
     )
     pooler: bool = opt(True, "include BERT's pooler (dense + tanh on [CLS]) used by NSP and classification")
+    embedding_size: int | None = opt(
+        None, "width of the embeddings when it differs from hidden_size (ALBERT, ELECTRA): vocab -> E -> H"
+    )
+    share_layers: bool = opt(False, "ALBERT: all blocks share one set of weights (num_hidden_layers passes)")
 
     model_type = "bert"
+
+
+def embedding_width(c: BertConfig) -> int:
+    return c.embedding_size or c.hidden_size
 
 
 class BertEmbeddings(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.word = nn.Embedding(c.vocab_size, c.hidden_size)
-        self.position = nn.Embedding(c.max_position_embeddings, c.hidden_size)
-        self.token_type = nn.Embedding(c.type_vocab_size, c.hidden_size)
-        self.norm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        e = embedding_width(c)
+        self.word = nn.Embedding(c.vocab_size, e)
+        self.position = nn.Embedding(c.max_position_embeddings, e)
+        self.token_type = nn.Embedding(c.type_vocab_size, e)
+        self.norm = nn.LayerNorm(e, eps=c.layer_norm_eps)
         self.drop = nn.Dropout(c.hidden_dropout_prob)
 
     def forward(self, input_ids, token_type_ids=None):
@@ -75,9 +84,13 @@ class BertLayer(nn.Module):
 
 
 class BertModel(nn.Module):
-    """Encoder: ``forward(input_ids, attention_mask=None, token_type_ids=None)`` -> (B, T, H) states."""
+    """Encoder: ``forward(input_ids, attention_mask=None, token_type_ids=None)`` -> (B, T, H) states.
 
-    def __init__(self, config: BertConfig):
+    ``shared_embeddings``: use another encoder's embedding module instead of owning one (ELECTRA's generator
+    reads the discriminator's); it is then not part of this module's parameters or state dict.
+    """
+
+    def __init__(self, config: BertConfig, shared_embeddings: BertEmbeddings | None = None):
         super().__init__()
         if config.hidden_size % config.num_attention_heads:
             from warmstart.errors import WarmstartError
@@ -88,14 +101,18 @@ class BertModel(nn.Module):
                 "choose a head count that divides the hidden size",
             )
         self.config = config
-        self.embeddings = BertEmbeddings(config)
-        self.layers = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        self.embeddings = BertEmbeddings(config) if shared_embeddings is None else None
+        self.shared = [shared_embeddings]  # a list keeps a shared module out of this one's parameters
+        e = embedding_width(config)
+        self.embed_project = nn.Linear(e, config.hidden_size) if e != config.hidden_size else None
+        blocks = 1 if config.share_layers else config.num_hidden_layers
+        self.layers = nn.ModuleList(BertLayer(config) for _ in range(blocks))
         self.final_norm = (
             nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) if config.pre_ln else None
         )
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooler else None
         init_weights(self, config.initializer_range)
-        if config.position_init == "sinusoidal":
+        if config.position_init == "sinusoidal" and self.embeddings is not None:
             sinusoidal_(self.embeddings.position.weight, config.initializer_range)
         elif config.position_init != "normal":
             from warmstart.errors import WarmstartError
@@ -113,12 +130,15 @@ class BertModel(nn.Module):
         t = input_ids.shape[1]
         if t > self.config.max_position_embeddings:
             raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
-        x = self.embeddings(input_ids, token_type_ids)
+        x = self.embedding_module(input_ids, token_type_ids)
+        if self.embed_project is not None:
+            x = self.embed_project(x)
         states = [x] if keep else []
         mask = padding_mask(attention_mask)
-        for i, layer in enumerate(self.layers):
-            x = layer(x, mask)
-            if self.final_norm is not None and i == len(self.layers) - 1:
+        n = self.config.num_hidden_layers
+        for i in range(n):
+            x = self.layers[0 if self.config.share_layers else i](x, mask)
+            if self.final_norm is not None and i == n - 1:
                 x = self.final_norm(x)
             if keep:
                 states.append(x)
@@ -130,8 +150,17 @@ class BertModel(nn.Module):
         return torch.tanh(self.pooler(cls)) if self.pooler is not None else cls
 
     @property
+    def embedding_module(self) -> BertEmbeddings:
+        """The embeddings this encoder reads: its own, or the shared ones."""
+        return self.embeddings if self.embeddings is not None else self.shared[0]
+
+    @property
     def word_embeddings(self) -> nn.Embedding:
-        return self.embeddings.word
+        return self.embedding_module.word
+
+    def block(self, i: int) -> nn.Module:
+        """The weights block ``i`` runs with (the one shared block when layers are shared)."""
+        return self.layers[0 if self.config.share_layers else i]
 
 
 # Hugging Face BertModel names (BertForMaskedLM adds the prefix "bert.").

@@ -56,13 +56,16 @@ def mask_tokens(
 
 
 class MLMHead(nn.Module):
-    """dense + activation + LayerNorm, then the decoder tied to the word embeddings plus its own bias."""
+    """dense + activation + LayerNorm, then the decoder tied to the word embeddings plus its own bias.
+
+    The dense layer maps the hidden size to the embedding width (ALBERT, ELECTRA: H -> E; BERT: H -> H)."""
 
     def __init__(self, hidden: int, vocab_size: int, act: str, eps: float, tied: nn.Embedding):
         super().__init__()
-        self.dense = nn.Linear(hidden, hidden)
+        width = tied.embedding_dim
+        self.dense = nn.Linear(hidden, width)
         self.act = activation(act)
-        self.norm = nn.LayerNorm(hidden, eps=eps)
+        self.norm = nn.LayerNorm(width, eps=eps)
         self.bias = nn.Parameter(torch.zeros(vocab_size))
         self.tied = [tied]  # a list keeps the embedding out of this module's parameters
 
@@ -72,7 +75,22 @@ class MLMHead(nn.Module):
 
 
 class MaskedLM(nn.Module):
-    """Training unit: encoder + MLM head. ``forward(batch) -> (loss, stats)``."""
+    """Training unit: encoder + MLM head. ``forward(batch) -> (loss, stats)``.
+
+    The objective protocol `warmstart pretrain` uses: ``sections`` names the PretrainConfig sections the
+    constructor takes after the encoder; ``data(shards, seq_len, tokenizer, *sections)`` gives the windows
+    and the collator of its batches; ``hf_architecture`` goes into config.json.
+    """
+
+    sections = ("mlm",)
+    hf_architecture = "BertForMaskedLM"
+
+    @staticmethod
+    def data(shards, seq_len: int, tokenizer, cfg: MLMConfig):
+        from warmstart.data.packing import PackedWindows
+
+        windows = PackedWindows(shards, seq_len, [tokenizer.cls_id], [tokenizer.sep_id])
+        return windows, MLMCollator(cfg, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids)
 
     def __init__(self, encoder: nn.Module, cfg: MLMConfig):
         super().__init__()
