@@ -74,6 +74,24 @@ class MLMHead(nn.Module):
         return F.linear(h, self.tied[0].weight, self.bias)
 
 
+def masked_lm_loss(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor):
+    """(mean loss, stats, (logits, picked, n)): cross-entropy over the selected positions only; the
+    vocabulary projection runs only on them. ``logits[:n]`` belong to the flat positions ``picked[:n]``."""
+    labels = labels.reshape(-1)
+    picked = (labels != IGNORE).nonzero().squeeze(1)
+    n = picked.numel()
+    # round the row count up to a multiple of 64 (extra rows are ignored): a handful of distinct matmul
+    # shapes instead of a new one every batch keeps kernel caches (oneDNN, cuBLAS) small and warm
+    picked = F.pad(picked, (0, -n % 64))
+    target = labels.index_select(0, picked)
+    target[n:] = IGNORE
+    logits = head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
+    loss_sum = F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=IGNORE)
+    loss = loss_sum / max(n, 1)
+    correct = (logits[:n].argmax(-1) == target[:n]).sum()
+    return loss, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}, (logits, picked, n)
+
+
 class MaskedLM(nn.Module):
     """Training unit: encoder + MLM head. ``forward(batch) -> (loss, stats)``.
 
@@ -105,19 +123,8 @@ class MaskedLM(nn.Module):
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-        labels = batch["labels"].reshape(-1)
-        picked = (labels != IGNORE).nonzero().squeeze(1)
-        n = picked.numel()
-        # round the row count up to a multiple of 64 (extra rows are ignored): a handful of distinct matmul
-        # shapes instead of a new one every batch keeps kernel caches (oneDNN, cuBLAS) small and warm
-        picked = F.pad(picked, (0, -n % 64))
-        target = labels.index_select(0, picked)
-        target[n:] = IGNORE
-        logits = self.head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
-        loss_sum = F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=IGNORE)
-        loss = loss_sum / max(n, 1)
-        correct = (logits[:n].argmax(-1) == target[:n]).sum()
-        return loss, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}
+        loss, stats, _ = masked_lm_loss(self.head, hidden, batch["labels"])
+        return loss, stats
 
     @staticmethod
     def summarize(metrics: dict) -> dict:
