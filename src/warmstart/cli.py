@@ -95,6 +95,8 @@ def _pretrain(a):
             ("corpus", "data.corpus"),
             ("tokenizer", "data.tokenizer"),
             ("shards", "data.shards"),
+            ("init", "init"),
+            ("objective", "objective"),
             ("steps", "train.steps"),
             ("out", "out"),
             ("seq_len", "data.seq_len"),
@@ -319,6 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--corpus", nargs="+", help="corpus names or text files (data.corpus)")
     pt.add_argument("--tokenizer", help="tokenizer directory (data.tokenizer)")
     pt.add_argument("--shards", help="token shards from `warmstart prepare` (data.shards)")
+    pt.add_argument(
+        "--init", metavar="RUN_OR_CHECKPOINT", help="continue pretraining from these weights (init)"
+    )
+    pt.add_argument("--objective", help="mlm, mlm+nsp, mlm+sop or electra (objective)")
     pt.add_argument("--steps", type=int, help="optimizer steps (train.steps)")
     pt.add_argument("--seq-len", dest="seq_len", type=int, help="sequence length (data.seq_len)")
     pt.add_argument("--batch-size", dest="batch_size", type=int, help="micro-batch size (train.batch_size)")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from warmstart import config as C
 from warmstart.config import opt
+from warmstart.continue_from import check_tokenizer, open_init
+from warmstart.continue_from import load_weights as load_init_weights
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import DataConfig, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
@@ -16,6 +18,7 @@ from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
 from warmstart.objectives.mlm import MLMConfig
+from warmstart.objectives.replaced_token import ElectraConfig
 from warmstart.registry import MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
@@ -28,9 +31,13 @@ from warmstart.word2vec.warm_start import EmbeddingInitConfig
 class PretrainConfig:
     out: str = opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)")
     arch: str = opt("bert", "model family")
-    objective: str = opt("mlm", "pretraining objective")
+    objective: str = opt("mlm", "pretraining objective: mlm, mlm+nsp, mlm+sop, electra")
+    init: str | None = opt(
+        None, "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
+    )
     model: BertConfig = dataclasses.field(default_factory=BertConfig)
     mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
+    electra: ElectraConfig = dataclasses.field(default_factory=ElectraConfig)
     embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
@@ -90,6 +97,11 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
             f"{cfg.model.max_position_embeddings}",
             "lower data.seq_len or raise model.max_position_embeddings",
         )
+    if cfg.data.tokenizer_kind and cfg.data.tokenizer_kind != tokenizer.kind:
+        raise WarmstartError(
+            f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, the one given is {tokenizer.kind}",
+            f"train one with `warmstart tokenizer train --kind {cfg.data.tokenizer_kind}`",
+        )
     if tokenizer.cls_id is None or tokenizer.sep_id is None:
         raise WarmstartError(
             f"the {tokenizer.kind} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
@@ -122,7 +134,12 @@ def pretrain(
     else:
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
     cfg = C.from_dict(PretrainConfig, resolved)
+    init = None
+    if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
+        init, cfg = _open_init(cfg, explicit)
     tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
+    if init is not None:  # with --shards, the tokenizer is the one the shards were made with
+        check_tokenizer(init, tokenizer, "shards' tokenizer" if shards_dir else "tokenizer given")
     cfg = check_fit(cfg, tokenizer, explicit)
     if shards_dir is not None:
         _check_shards(shards_dir, tokenizer)  # before anything is written
@@ -148,12 +165,31 @@ def pretrain(
         val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, val_collate
     )
     unit = build_unit(cfg, tokenizer)
+    if init is not None:
+        _continue(unit, init, run_dir)
     if vectors is not None:
         _warm_start(unit, cfg, tokenizer, vectors, run_dir)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
     result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
     result["run_dir"] = str(run_dir)
     return result
+
+
+def _open_init(cfg: PretrainConfig, explicit: dict):
+    init = open_init(cfg.init, explicit.get("model", {}), cfg.arch)
+    data = cfg.data
+    if not data.tokenizer and not data.shards:
+        data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
+    return init, dataclasses.replace(cfg, model=init.model, data=data)
+
+
+def _continue(unit, init, run_dir: Path) -> None:
+    import json
+
+    info = load_init_weights(unit, init)
+    (run_dir / "init.json").write_text(json.dumps(info, indent=2) + "\n")
+    fresh = f"; fresh: {', '.join(info['fresh'])}" if info["fresh"] else ""
+    print(f"continuing from {init.path}: {info['loaded_tensors']} tensors loaded{fresh}")
 
 
 def _word_vectors(cfg: PretrainConfig):

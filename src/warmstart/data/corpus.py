@@ -18,6 +18,9 @@ class DataConfig:
     corpus: list[str] = opt([], "corpus names (see `warmstart data list`) or text files; several are joined")
     shards: str | None = opt(None, "token shards made by `warmstart prepare` (instead of --corpus)")
     tokenizer: str | None = opt(None, "tokenizer directory made by `warmstart tokenizer train`")
+    tokenizer_kind: str | None = opt(
+        None, "the tokenizer kind a recipe needs (checked before training): wordpiece, bpe or unigram"
+    )
     seq_len: int = opt(128, "tokens per packed training sequence, special tokens included")
     text_column: str = opt("text", "column holding the text in csv/tsv/jsonl/parquet files")
     txt_mode: str = opt(

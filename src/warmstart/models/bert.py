@@ -61,7 +61,10 @@ class BertEmbeddings(nn.Module):
     def forward(self, input_ids, token_type_ids=None):
         t = input_ids.shape[1]
         x = self.word(input_ids) + self.position.weight[:t]
-        x = x + (self.token_type(token_type_ids) if token_type_ids is not None else self.token_type.weight[0])
+        if token_type_ids is not None and self.token_type.num_embeddings > 1:
+            x = x + self.token_type(token_type_ids)
+        else:  # no segment ids, or a model without segments (RoBERTa: type_vocab_size 1)
+            x = x + self.token_type.weight[0]
         return self.drop(self.norm(x))
 
 
