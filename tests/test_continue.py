@@ -1,4 +1,4 @@
-"""Continued pretraining (DAPT/TAPT): `warmstart pretrain --init RUN` on new text keeps model and tokenizer."""
+"""Continued pretraining (DAPT/TAPT): `warmstart pretrain --init RUN` on new text, same model and vocab."""
 
 import json
 

@@ -18,6 +18,7 @@ from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
 from warmstart.objectives.mlm import MLMConfig
+from warmstart.objectives.nsp_sop import NSPConfig
 from warmstart.objectives.replaced_token import ElectraConfig
 from warmstart.registry import MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
@@ -37,6 +38,7 @@ class PretrainConfig:
     )
     model: BertConfig = dataclasses.field(default_factory=BertConfig)
     mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
+    nsp: NSPConfig = dataclasses.field(default_factory=NSPConfig)
     electra: ElectraConfig = dataclasses.field(default_factory=ElectraConfig)
     embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)

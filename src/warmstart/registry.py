@@ -3,6 +3,7 @@
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig, BertModel
 from warmstart.objectives.mlm import MaskedLM
+from warmstart.objectives.nsp_sop import NextSentenceLM, SentenceOrderLM
 from warmstart.objectives.replaced_token import ReplacedTokenDetection
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask
@@ -10,7 +11,12 @@ from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
 
 MODELS = {"bert": (BertConfig, BertModel)}
-OBJECTIVES = {"mlm": MaskedLM, "electra": ReplacedTokenDetection}
+OBJECTIVES = {
+    "mlm": MaskedLM,
+    "mlm+nsp": NextSentenceLM,
+    "mlm+sop": SentenceOrderLM,
+    "electra": ReplacedTokenDetection,
+}
 TASKS = {t.name: t for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask)}
 
 

@@ -89,3 +89,19 @@ def test_roberta_has_no_segments_and_ignores_segment_ids():
     ids = torch.randint(5, 600, (2, 9))
     types = torch.ones_like(ids)  # a sentence-pair batch: segment ids are ignored, not an index error
     assert torch.equal(model(ids, token_type_ids=types), model(ids))
+
+
+def test_deberta_attention_encoder_uses_one_relative_table_and_no_absolute_positions():
+    torch.manual_seed(0)
+    cfg = tiny_bert_config(relative_attention=True, position_biased_input=False, position_buckets=8)
+    cfg.max_relative_positions = 32
+    model = BertModel(cfg).eval()
+    assert model.rel is not None and type(model.layers[0].attn).__name__ == "DisentangledSelfAttention"
+    ids = torch.randint(5, 1000, (2, 10))
+    out = model(ids)
+    with torch.no_grad():
+        model.embeddings.position.weight.normal_()  # not read: positions enter only through attention
+    assert torch.equal(model(ids), out)
+    with torch.no_grad():
+        model.rel.embed.weight.add_(torch.randn_like(model.rel.embed.weight))
+    assert not torch.allclose(model(ids), out)  # the table is what tells positions apart

@@ -13,6 +13,7 @@ from torch import nn
 
 from warmstart.config import opt
 from warmstart.nn.attention import SelfAttention, padding_mask
+from warmstart.nn.disentangled import DisentangledSelfAttention, RelativeEmbeddings
 from warmstart.nn.init import init_weights, sinusoidal_
 from warmstart.nn.mlp import MLP
 
@@ -40,6 +41,12 @@ class BertConfig:
         None, "width of the embeddings when it differs from hidden_size (ALBERT, ELECTRA): vocab -> E -> H"
     )
     share_layers: bool = opt(False, "ALBERT: all blocks share one set of weights (num_hidden_layers passes)")
+    relative_attention: bool = opt(
+        False, "DeBERTa's disentangled attention: content-content, content-position, position-content terms"
+    )
+    position_buckets: int = opt(256, "relative attention: log buckets of the relative distance (each sign)")
+    max_relative_positions: int = opt(512, "relative attention: the distance the buckets stretch to")
+    position_biased_input: bool = opt(True, "add absolute position embeddings to the input (DeBERTa: false)")
 
     model_type = "bert"
 
@@ -57,10 +64,13 @@ class BertEmbeddings(nn.Module):
         self.token_type = nn.Embedding(c.type_vocab_size, e)
         self.norm = nn.LayerNorm(e, eps=c.layer_norm_eps)
         self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.absolute = c.position_biased_input
 
     def forward(self, input_ids, token_type_ids=None):
         t = input_ids.shape[1]
-        x = self.word(input_ids) + self.position.weight[:t]
+        x = self.word(input_ids)
+        if self.absolute:
+            x = x + self.position.weight[:t]
         if token_type_ids is not None and self.token_type.num_embeddings > 1:
             x = x + self.token_type(token_type_ids)
         else:  # no segment ids, or a model without segments (RoBERTa: type_vocab_size 1)
@@ -72,17 +82,32 @@ class BertLayer(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
         self.pre_ln = c.pre_ln
-        self.attn = SelfAttention(c.hidden_size, c.num_attention_heads, c.attention_probs_dropout_prob)
+        if c.relative_attention:
+            self.attn = DisentangledSelfAttention(
+                c.hidden_size,
+                c.num_attention_heads,
+                c.attention_probs_dropout_prob,
+                c.position_buckets,
+                c.max_relative_positions,
+                rel_dropout=c.hidden_dropout_prob,
+            )
+        else:
+            self.attn = SelfAttention(c.hidden_size, c.num_attention_heads, c.attention_probs_dropout_prob)
+        self.relative = c.relative_attention
         self.attn_drop = nn.Dropout(c.hidden_dropout_prob)
         self.norm1 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.mlp = MLP(c.hidden_size, c.intermediate_size, c.hidden_act, c.hidden_dropout_prob)
         self.norm2 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, x, mask=None):
+    def attend(self, x, mask, rel):
+        return self.attn(x, mask, rel) if self.relative else self.attn(x, mask)
+
+    def forward(self, x, mask=None, rel=None):
+        """``rel``: the encoder's relative position table (DeBERTa attention only)."""
         if self.pre_ln:
-            x = x + self.attn_drop(self.attn(self.norm1(x), mask))
+            x = x + self.attn_drop(self.attend(self.norm1(x), mask, rel))
             return x + self.mlp(self.norm2(x))
-        x = self.norm1(x + self.attn_drop(self.attn(x, mask)))
+        x = self.norm1(x + self.attn_drop(self.attend(x, mask, rel)))
         return self.norm2(x + self.mlp(x))
 
 
@@ -108,6 +133,11 @@ class BertModel(nn.Module):
         self.shared = [shared_embeddings]  # a list keeps a shared module out of this one's parameters
         e = embedding_width(config)
         self.embed_project = nn.Linear(e, config.hidden_size) if e != config.hidden_size else None
+        self.rel = (
+            RelativeEmbeddings(config.position_buckets, config.hidden_size, config.layer_norm_eps)
+            if config.relative_attention
+            else None
+        )
         blocks = 1 if config.share_layers else config.num_hidden_layers
         self.layers = nn.ModuleList(BertLayer(config) for _ in range(blocks))
         self.final_norm = (
@@ -131,16 +161,17 @@ class BertModel(nn.Module):
         """[embedding output, layer 1, ..., layer L] (the last after the final norm in pre-LN models);
         with ``keep=False`` only the last."""
         t = input_ids.shape[1]
-        if t > self.config.max_position_embeddings:
+        if t > self.config.max_position_embeddings and self.config.position_biased_input:
             raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
         x = self.embedding_module(input_ids, token_type_ids)
         if self.embed_project is not None:
             x = self.embed_project(x)
         states = [x] if keep else []
         mask = padding_mask(attention_mask)
+        rel = self.rel() if self.rel is not None else None  # one normed table for all layers
         n = self.config.num_hidden_layers
         for i in range(n):
-            x = self.layers[0 if self.config.share_layers else i](x, mask)
+            x = self.block(i)(x, mask, rel)
             if self.final_norm is not None and i == n - 1:
                 x = self.final_norm(x)
             if keep:

@@ -1,8 +1,10 @@
 """Masked language modelling (BERT), with dynamic masks drawn per batch (RoBERTa).
 
-Corruption: ``mask_prob`` of the non-special tokens are selected; of those ``mask_token_frac`` become [MASK],
-``random_token_frac`` a random non-special token, the rest stay unchanged. The loss is cross-entropy on the
-selected positions only, and the vocabulary projection is computed only for them (a sparse head).
+Corruption: ``mask_prob`` of the non-special tokens are selected, one by one, by whole words or by spans of
+words (``masking``, see :mod:`warmstart.objectives.masking`); of those ``mask_token_frac`` become [MASK],
+``random_token_frac`` a random non-special token, the rest stay unchanged (drawn per token in every mode).
+The loss is cross-entropy on the selected positions only, and the vocabulary projection is computed only
+for them (a sparse head).
 """
 
 from __future__ import annotations
@@ -15,15 +17,28 @@ from torch import nn
 
 from warmstart.config import opt
 from warmstart.nn.mlp import activation
+from warmstart.objectives.masking import check_config, check_word_table, select_positions, word_starts
 
 IGNORE = -100
 
 
 @dataclass
 class MLMConfig:
-    mask_prob: float = opt(0.15, "fraction of non-special tokens selected for prediction")
+    mask_prob: float = opt(
+        0.15, "fraction of non-special tokens selected for prediction (BERT 0.15, ModernBERT 0.3)"
+    )
     mask_token_frac: float = opt(0.8, "of the selected tokens, the fraction replaced by [MASK]")
     random_token_frac: float = opt(0.1, "of the selected tokens, the fraction replaced by a random token")
+    masking: str = opt(
+        "token",
+        "what is selected: token (each token alone), whole_word (all sub-words of a word together, BERT "
+        "whole-word masking) or span (SpanBERT: spans of whole words until mask_prob of the tokens)",
+    )
+    span_p: float = opt(0.2, "masking=span: p of the geometric distribution of span lengths in words")
+    span_max: int = opt(10, "masking=span: the longest span in words (the geometric is truncated here)")
+
+    def __post_init__(self):
+        check_config(self)
 
 
 def mask_tokens(
@@ -33,14 +48,15 @@ def mask_tokens(
     vocab_size: int,
     special_ids: torch.Tensor,
     generator: torch.Generator,
+    word_start: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Returns (corrupted inputs, labels) where labels are IGNORE except at selected positions.
 
     ``special_ids`` is a 1-D tensor of ids (CLS, SEP, PAD, ...) that are never selected nor sampled.
+    ``word_start`` (a (vocab,) bool table from :func:`~warmstart.objectives.masking.word_starts`) is needed
+    for ``cfg.masking`` whole_word and span. The [MASK] / random / keep choice is drawn per selected token.
     """
-    candidates = ~torch.isin(ids, special_ids)
-    draw = torch.rand(ids.shape, generator=generator)
-    selected = (draw < cfg.mask_prob) & candidates
+    selected = select_positions(ids, cfg, special_ids, generator, word_start)
     labels = torch.where(selected, ids, IGNORE)
     how = torch.rand(ids.shape, generator=generator)
     to_mask = selected & (how < cfg.mask_token_frac)
@@ -108,7 +124,9 @@ class MaskedLM(nn.Module):
         from warmstart.data.packing import PackedWindows
 
         windows = PackedWindows(shards, seq_len, [tokenizer.cls_id], [tokenizer.sep_id])
-        return windows, MLMCollator(cfg, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids)
+        word_start = word_starts(tokenizer) if cfg.masking != "token" else None
+        collate = MLMCollator(cfg, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids, word_start)
+        return windows, collate
 
     def __init__(self, encoder: nn.Module, cfg: MLMConfig):
         super().__init__()
@@ -135,12 +153,19 @@ class MaskedLM(nn.Module):
 
 
 class MLMCollator:
-    """Turns packed windows into a masked batch; the masks come from the batch's own generator."""
+    """Turns packed windows into a masked batch; the masks come from the batch's own generator.
 
-    def __init__(self, cfg: MLMConfig, mask_id: int, vocab_size: int, special_ids):
+    ``word_start``: the (vocab,) bool word-start table that ``masking`` whole_word and span need."""
+
+    def __init__(self, cfg: MLMConfig, mask_id: int, vocab_size: int, special_ids, word_start=None):
         self.cfg, self.mask_id, self.vocab_size = cfg, mask_id, vocab_size
         self.special = torch.tensor(sorted(special_ids), dtype=torch.long)
+        check_config(cfg)
+        check_word_table(cfg, word_start)
+        self.word_start = None if word_start is None else torch.as_tensor(word_start, dtype=torch.bool)
 
     def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
-        inputs, labels = mask_tokens(ids, self.cfg, self.mask_id, self.vocab_size, self.special, generator)
+        inputs, labels = mask_tokens(
+            ids, self.cfg, self.mask_id, self.vocab_size, self.special, generator, self.word_start
+        )
         return {"input_ids": inputs, "labels": labels}

@@ -28,3 +28,26 @@ def line_plot(
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def bar_plot(values: dict[str, list[float]], title: str, ylabel: str, path: Path) -> Path:
+    """One bar per name at the median of its values, with a min-max whisker and the values as dots."""
+    import statistics
+
+    names = list(values)
+    medians = [statistics.median(values[n]) for n in names]
+    low = [m - min(values[n]) for m, n in zip(medians, names)]
+    high = [max(values[n]) - m for m, n in zip(medians, names)]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    ax.bar(names, medians, yerr=[low, high], capsize=4, color="#8fb3d9")
+    for i, n in enumerate(names):
+        ax.plot([i] * len(values[n]), values[n], "k.", markersize=4)
+    lo = min(min(v) for v in values.values())
+    ax.set_ylim(max(0.0, lo - 0.05), max(max(v) for v in values.values()) + 0.02)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

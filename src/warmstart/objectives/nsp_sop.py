@@ -1,0 +1,116 @@
+"""Masked LM plus a sentence-pair task: next-sentence prediction (BERT) or sentence-order prediction (ALBERT).
+
+An example is ``[CLS] A [SEP] B [SEP]`` built from two segments of the corpus (see
+:mod:`warmstart.data.sentence_pairs`), masked as in MLM. A linear layer on the encoder's pooled [CLS]
+(``encoder.pool``) predicts the pair label: for NSP 0 = B follows A, 1 = B is from another document; for
+SOP 0 = in order, 1 = swapped. loss = MLM loss + ``nsp.weight`` x cross-entropy of the pair label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from warmstart.config import opt
+from warmstart.data.sentence_pairs import PairWindows, draw_pairs, encode_pairs
+from warmstart.errors import WarmstartError
+from warmstart.objectives.masking import word_starts
+from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig, masked_lm_loss
+
+
+@dataclass
+class NSPConfig:
+    weight: float = opt(
+        1.0, "weight of the sentence-pair loss (next-sentence or sentence-order) added to MLM"
+    )
+
+
+class SentencePairCollator:
+    """A batch of A chunk ids -> pairs drawn with the batch's generator, laid out and then MLM-masked.
+
+    Keys: input_ids, attention_mask, token_type_ids, labels (MLM, -100 = ignored), sentence_label."""
+
+    def __init__(self, windows: PairWindows, kind: str, seq_len: int, tokenizer, mlm: MLMConfig):
+        pad = tokenizer.pad_id
+        if pad is None:
+            raise WarmstartError(
+                "the tokenizer has no pad token, which sentence pairs of different lengths need",
+                "train a tokenizer with `warmstart tokenizer train`",
+            )
+        self.chunks, self.kind, self.seq_len = windows.chunks, kind, seq_len
+        self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, pad
+        special = set(tokenizer.special_ids) | {self.cls_id, self.sep_id, pad}
+        word_start = word_starts(tokenizer) if mlm.masking != "token" else None  # as MaskedLM.data
+        self.mask = MLMCollator(mlm, tokenizer.mask_id, tokenizer.vocab_size, special, word_start)
+
+    def __call__(self, a: torch.Tensor, generator: torch.Generator) -> dict:
+        pairs = draw_pairs(self.chunks, a, self.kind, generator)
+        ids = (self.cls_id, self.sep_id, self.pad_id)
+        batch = encode_pairs(self.chunks, pairs, self.kind, self.seq_len, *ids)
+        batch.update(self.mask(batch["input_ids"], generator))
+        batch["sentence_label"] = pairs[2]
+        return batch
+
+
+class NextSentenceLM(MaskedLM):
+    """Training unit: encoder + MLM head + a 2-way classifier on the pooled [CLS] (BERT's NSP).
+
+    ``encoder`` is the model finetuning loads (weights under ``encoder.``); ``head`` is MaskedLM's MLM head;
+    ``sentence_head`` is HF BertForPreTraining's ``cls.seq_relationship``."""
+
+    sections = ("mlm", "nsp")
+    hf_architecture = "BertForPreTraining"
+    pair_kind = "nsp"
+
+    @classmethod
+    def data(cls, shards, seq_len: int, tokenizer, mlm: MLMConfig, nsp: NSPConfig):
+        """(windows of A chunk ids, collator) over the documents of ``shards``; called as on MaskedLM."""
+        windows = PairWindows(shards, seq_len, cls.pair_kind)
+        return windows, SentencePairCollator(windows, cls.pair_kind, seq_len, tokenizer, mlm)
+
+    def __init__(self, encoder: nn.Module, mlm: MLMConfig, nsp: NSPConfig):
+        if getattr(encoder, "pooler", None) is None:
+            raise WarmstartError(
+                f"the encoder has no pooler, which {self.pair_kind} reads (the pooled [CLS] state)",
+                "set model.pooler=true",
+            )
+        super().__init__(encoder, mlm)
+        c = encoder.config
+        self.nsp = nsp
+        self.sentence_head = nn.Linear(c.hidden_size, 2)
+        nn.init.normal_(self.sentence_head.weight, std=c.initializer_range)
+        nn.init.zeros_(self.sentence_head.bias)
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
+        mlm_loss, mlm_stats, _ = masked_lm_loss(self.head, hidden, batch["labels"])
+        logits = self.sentence_head(self.encoder.pool(hidden))
+        target = batch["sentence_label"]
+        n = target.numel()
+        sentence_sum = F.cross_entropy(logits.float(), target, reduction="sum")
+        loss = mlm_loss + self.nsp.weight * sentence_sum / max(n, 1)
+        correct = (logits.argmax(-1) == target).sum()
+        stats = {
+            "loss": (loss.detach(), 1),
+            "mlm_loss": mlm_stats["loss"],
+            "accuracy": mlm_stats["accuracy"],
+            "sentence_loss": (sentence_sum.detach(), n),
+            "sentence_accuracy": (correct, n),
+        }
+        return loss, stats
+
+    @staticmethod
+    def summarize(metrics: dict) -> dict:
+        out = dict(metrics)
+        if "mlm_loss" in out:
+            out["perplexity"] = float(torch.tensor(out["mlm_loss"]).clamp(max=50).exp())
+        return out
+
+
+class SentenceOrderLM(NextSentenceLM):
+    """ALBERT's sentence-order prediction: two consecutive segments, in order (0) or swapped (1)."""
+
+    pair_kind = "sop"
