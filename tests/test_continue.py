@@ -84,6 +84,9 @@ def test_bad_continuations_fail_before_anything_is_written(
         out,
     )
     assert_one_line_error(code, err, "another vocabulary", "tokenizer")
+    args = ["pretrain", "--init", tiny_pretrained, "--corpus", rt_small, "--out", out]
+    code, _, err = run(capsys, *args, "embeddings.vectors=v")
+    assert_one_line_error(code, err, "embeddings.vectors", "--init")
     code, _, err = run(capsys, "pretrain", "--init", tmp_path / "nothing", "--corpus", rt_small, "--out", out)
     assert_one_line_error(code, err, "no model found")
     assert not out.exists()

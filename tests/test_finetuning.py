@@ -268,3 +268,14 @@ def test_frozen_encoder_runs_without_dropout():
     x = torch.randint(0, 200, (2, 10))
     assert torch.equal(unit.encoder(x), unit.encoder(x))  # deterministic features in training mode
     assert unit.classifier.weight.requires_grad
+
+
+@pytest.mark.parametrize(
+    "fields", [{"strategy": "top_k", "top_k": 1}, {"reinit_top_k": 1}, {"layer_lr_decay": 0.9}]
+)
+def test_per_layer_strategies_refuse_shared_layers(fields):
+    unit = make_unit(share_layers=True)
+    with pytest.raises(WarmstartError, match="share one set of weights"):
+        apply_strategy(unit, StrategyConfig(**fields), seed=0)
+    report = apply_strategy(unit, StrategyConfig(strategy="bitfit"), seed=0)  # not per layer: fine
+    assert 0 < report["trainable"] < report["total"]

@@ -178,6 +178,11 @@ def pretrain(
 
 
 def _open_init(cfg: PretrainConfig, explicit: dict):
+    if cfg.embeddings.vectors:
+        raise WarmstartError(
+            "embeddings.vectors and --init both give the starting token embeddings",
+            "drop embeddings.vectors when continuing from a pretrained model",
+        )
     init = open_init(cfg.init, explicit.get("model", {}), cfg.arch)
     data = cfg.data
     if not data.tokenizer and not data.shards:

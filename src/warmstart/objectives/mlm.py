@@ -146,9 +146,11 @@ class MaskedLM(nn.Module):
 
     @staticmethod
     def summarize(metrics: dict) -> dict:
+        """Adds the perplexity of the masked-LM loss (``mlm_loss`` when the objective adds other losses)."""
         out = dict(metrics)
-        if "loss" in out:
-            out["perplexity"] = float(torch.tensor(out["loss"]).clamp(max=50).exp())
+        mlm = out.get("mlm_loss", out.get("loss"))
+        if mlm is not None:
+            out["perplexity"] = float(torch.tensor(mlm).clamp(max=50).exp())
         return out
 
 

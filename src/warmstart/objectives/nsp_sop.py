@@ -102,13 +102,6 @@ class NextSentenceLM(MaskedLM):
         }
         return loss, stats
 
-    @staticmethod
-    def summarize(metrics: dict) -> dict:
-        out = dict(metrics)
-        if "mlm_loss" in out:
-            out["perplexity"] = float(torch.tensor(out["mlm_loss"]).clamp(max=50).exp())
-        return out
-
 
 class SentenceOrderLM(NextSentenceLM):
     """ALBERT's sentence-order prediction: two consecutive segments, in order (0) or swapped (1)."""

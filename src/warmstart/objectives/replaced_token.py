@@ -87,6 +87,7 @@ class ReplacedTokenDetection(nn.Module):
 
     sections = ("mlm", "electra")
     hf_architecture = "ElectraForPreTraining"
+    summarize = staticmethod(MaskedLM.summarize)  # perplexity of the generator's MLM loss
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, mlm: MLMConfig, cfg: ElectraConfig):
@@ -140,10 +141,3 @@ class ReplacedTokenDetection(nn.Module):
             "replaced": ((target * weight).sum(), tokens),
         }
         return loss, stats
-
-    @staticmethod
-    def summarize(metrics: dict) -> dict:
-        out = dict(metrics)
-        if "mlm_loss" in out:
-            out["perplexity"] = float(torch.tensor(out["mlm_loss"]).clamp(max=50).exp())
-        return out
