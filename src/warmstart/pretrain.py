@@ -146,18 +146,31 @@ def pretrain(
     if shards_dir is not None:
         _check_shards(shards_dir, tokenizer)  # before anything is written
     vectors = _word_vectors(cfg) if not resume else None  # a bad vectors file fails before any write too
-    run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
-    if not resume:
-        save_config(run_dir, C.to_dict(cfg))
-    if shards_dir is None:
-        try:
-            shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
-        except WarmstartError:
-            if not resume:  # the directory was created empty just above: leave nothing behind
-                shutil.rmtree(run_dir, ignore_errors=True)
-            raise
-    train_shards = _check_shards(shards_dir, tokenizer)
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
+    try:
+        if not resume:
+            save_config(run_dir, C.to_dict(cfg))
+        train, evals, unit = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
+        if init is not None:
+            _continue(unit, init, run_dir)
+        if vectors is not None:
+            _warm_start(unit, cfg, tokenizer, vectors, run_dir)
+    except WarmstartError:
+        if not resume:  # the directory was created just above: a config error found late leaves nothing
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
+    result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
+    result["run_dir"] = str(run_dir)
+    return result
+
+
+def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, unit_cls, run_dir: Path):
+    """(training batches, evaluation batches, unit): shards prepared into the run when --corpus is given."""
+    if shards_dir is None:
+        shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
+    train_shards = _check_shards(shards_dir, tokenizer)
     parts = sections(cfg, unit_cls)
     windows, collate = unit_cls.data(train_shards, cfg.data.seq_len, tokenizer, *parts)
     train = WindowBatches(windows, cfg.train.batch_size, cfg.train.seed, collate)
@@ -166,15 +179,7 @@ def pretrain(
     evals = FixedWindowBatches(
         val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, val_collate
     )
-    unit = build_unit(cfg, tokenizer)
-    if init is not None:
-        _continue(unit, init, run_dir)
-    if vectors is not None:
-        _warm_start(unit, cfg, tokenizer, vectors, run_dir)
-    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
-    result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
-    result["run_dir"] = str(run_dir)
-    return result
+    return train, evals, build_unit(cfg, tokenizer)
 
 
 def _open_init(cfg: PretrainConfig, explicit: dict):

@@ -167,3 +167,20 @@ def test_other_commands_fail_cleanly(capsys, argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, *argv)
     assert_one_line_error(code, err)
+
+
+def test_recipe_that_needs_another_tokenizer_kind(capsys, tmp_path, small_shards):
+    code, _, err = run(
+        capsys, "pretrain", "--preset", "roberta-mini", "--shards", small_shards, "--out", tmp_path / "r"
+    )
+    assert_one_line_error(code, err, "needs a bpe tokenizer", "wordpiece", "--kind bpe")
+    assert not (tmp_path / "r").exists()
+    code, _, err = run(
+        capsys, "pretrain", "--objective", "nsp", "--shards", small_shards, "--out", tmp_path / "r"
+    )
+    assert_one_line_error(code, err, "unknown objective 'nsp'", "mlm+nsp")
+    assert not (tmp_path / "r").exists()
+    nsp = ["pretrain", "--objective", "mlm+nsp", "--shards", small_shards, "--out", tmp_path / "r"]
+    code, _, err = run(capsys, *nsp, "model.pooler=false")  # found only when the unit is built
+    assert_one_line_error(code, err, "no pooler", "model.pooler=true")
+    assert not (tmp_path / "r").exists()
