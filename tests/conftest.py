@@ -25,6 +25,14 @@ def small_tokenizer(wiki_extracts, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def other_tokenizer(wiki_extracts, tmp_path_factory):
+    """Another WordPiece vocabulary (800 tokens, other extracts), for mismatch errors: its directory."""
+    out = tmp_path_factory.mktemp("tokenizer") / "other"
+    train_tokenizer(wiki_extracts[5000:5600], "wordpiece", 800, out, show_progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
 def small_shards(wiki_extracts, small_tokenizer, tmp_path_factory):
     """Token shards of 40 train and 10 validation extracts (a few thousand tokens)."""
     from warmstart.tokenization import Tokenizer

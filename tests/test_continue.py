@@ -50,41 +50,14 @@ def test_another_objective_starts_its_heads_fresh(tiny_pretrained, small_shards,
 
 
 def test_bad_continuations_fail_before_anything_is_written(
-    capsys, tiny_pretrained, rt_small, small_shards, tmp_path, wiki_extracts
+    capsys, tiny_pretrained, rt_small, other_tokenizer, tmp_path
 ):
     out = tmp_path / "r"
-    code, _, err = run(
-        capsys,
-        "pretrain",
-        "--init",
-        tiny_pretrained,
-        "--corpus",
-        rt_small,
-        "--out",
-        out,
-        "model.hidden_size=64",
-    )
-    assert_one_line_error(code, err, "model.hidden_size", "--init")
-    other = tmp_path / "other.txt"
-    other.write_text("\n".join(wiki_extracts[5000:5600]))
-    assert (
-        run(capsys, "tokenizer", "train", "--corpus", other, "--vocab-size", 800, "--out", tmp_path / "t2")[0]
-        == 0
-    )
-    code, _, err = run(
-        capsys,
-        "pretrain",
-        "--init",
-        tiny_pretrained,
-        "--corpus",
-        rt_small,
-        "--tokenizer",
-        tmp_path / "t2",
-        "--out",
-        out,
-    )
-    assert_one_line_error(code, err, "another vocabulary", "tokenizer")
     args = ["pretrain", "--init", tiny_pretrained, "--corpus", rt_small, "--out", out]
+    code, _, err = run(capsys, *args, "model.hidden_size=64")
+    assert_one_line_error(code, err, "model.hidden_size", "--init")
+    code, _, err = run(capsys, *args, "--tokenizer", other_tokenizer)
+    assert_one_line_error(code, err, "another vocabulary", "tokenizer")
     code, _, err = run(capsys, *args, "embeddings.vectors=v")
     assert_one_line_error(code, err, "embeddings.vectors", "--init")
     code, _, err = run(capsys, "pretrain", "--init", tmp_path / "nothing", "--corpus", rt_small, "--out", out)
