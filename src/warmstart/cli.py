@@ -107,10 +107,8 @@ def _pretrain(a):
     )
     result = pretrain(a.preset, a.config, flags, a.overrides, resume=a.resume, overwrite=a.overwrite)
     m = result["metrics"]
-    print(
-        f"done: step {result['step']}, validation loss {m.get('loss', float('nan')):.4f}, "
-        f"perplexity {m.get('perplexity', float('nan')):.1f}, accuracy {m.get('accuracy', float('nan')):.3f}"
-    )
+    # every validation metric of the objective (ELECTRA adds rtd_*, NSP/SOP sentence_*)
+    print(f"done: step {result['step']}, validation " + ", ".join(f"{k} {v:.4g}" for k, v in m.items()))
     print(f"run directory: {result['run_dir']}")
 
 
