@@ -42,7 +42,8 @@ def test_sampling_follows_the_distribution_and_temperature():
 
 def test_generator_shares_the_discriminator_embeddings_and_is_smaller():
     torch.manual_seed(0)
-    disc = BertModel(tiny_bert_config(hidden_size=64, num_attention_heads=4, intermediate_size=128))
+    shape = dict(hidden_size=64, num_attention_heads=4, intermediate_size=128)
+    disc = BertModel(tiny_bert_config(**shape, position_init="sinusoidal"))  # the generator reads it too
     unit = ReplacedTokenDetection(disc, MLMConfig(), ElectraConfig())
     g = unit.generator.config
     assert (g.hidden_size, g.num_attention_heads, g.intermediate_size) == (16, 1, 32)

@@ -145,14 +145,14 @@ class BertModel(nn.Module):
         )
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooler else None
         init_weights(self, config.initializer_range)
-        if config.position_init == "sinusoidal" and self.embeddings is not None:
-            sinusoidal_(self.embeddings.position.weight, config.initializer_range)
-        elif config.position_init != "normal":
+        if config.position_init not in ("normal", "sinusoidal"):
             from warmstart.errors import WarmstartError
 
             raise WarmstartError(
                 f"unknown model.position_init '{config.position_init}'", "use normal or sinusoidal"
             )
+        if config.position_init == "sinusoidal" and self.embeddings is not None:  # shared: the owner's
+            sinusoidal_(self.embeddings.position.weight, config.initializer_range)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
         return self.hidden_states(input_ids, attention_mask, token_type_ids, keep=False)[-1]
