@@ -4,18 +4,14 @@ import pytest
 import torch
 
 from tests.conftest import tiny_bert_config
-from warmstart.config import from_dict, load_preset
+from tests.models.test_bert import count, preset_model_config
 from warmstart.models.bert import BertConfig, BertModel
 
 transformers = pytest.importorskip("transformers")
 
 
-def count(module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
 def preset_model(name: str, vocab: int) -> BertConfig:
-    return from_dict(BertConfig, {**load_preset(name)["model"], "vocab_size": vocab})
+    return preset_model_config(name, vocab_size=vocab)
 
 
 @pytest.mark.parametrize("name,published", [("albert-base", 12e6), ("albert-large", 18e6)])

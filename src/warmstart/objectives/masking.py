@@ -252,7 +252,6 @@ def select_positions(
     """A bool mask of the positions to predict, by ``cfg.masking``; special ids are never selected.
 
     ``token`` works on any shape; ``whole_word`` and ``span`` read words along the last dimension."""
-    check_config(cfg)
     check_word_table(cfg, word_start)
     shape = ids.shape
     if cfg.masking in _NEEDS_WORDS:

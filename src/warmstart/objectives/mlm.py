@@ -124,9 +124,7 @@ class MaskedLM(nn.Module):
         from warmstart.data.packing import PackedWindows
 
         windows = PackedWindows(shards, seq_len, [tokenizer.cls_id], [tokenizer.sep_id])
-        word_start = word_starts(tokenizer) if cfg.masking != "token" else None
-        collate = MLMCollator(cfg, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids, word_start)
-        return windows, collate
+        return windows, MLMCollator.for_tokenizer(cfg, tokenizer)
 
     def __init__(self, encoder: nn.Module, cfg: MLMConfig):
         super().__init__()
@@ -162,9 +160,14 @@ class MLMCollator:
     def __init__(self, cfg: MLMConfig, mask_id: int, vocab_size: int, special_ids, word_start=None):
         self.cfg, self.mask_id, self.vocab_size = cfg, mask_id, vocab_size
         self.special = torch.tensor(sorted(special_ids), dtype=torch.long)
-        check_config(cfg)
-        check_word_table(cfg, word_start)
+        check_word_table(cfg, word_start)  # the config checked itself when it was made
         self.word_start = None if word_start is None else torch.as_tensor(word_start, dtype=torch.bool)
+
+    @classmethod
+    def for_tokenizer(cls, cfg: MLMConfig, tokenizer) -> MLMCollator:
+        """The collator for ``tokenizer``'s ids: its special ids, and its word starts for word masking."""
+        word_start = word_starts(tokenizer) if cfg.masking != "token" else None
+        return cls(cfg, tokenizer.mask_id, tokenizer.vocab_size, tokenizer.special_ids, word_start)
 
     def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
         inputs, labels = mask_tokens(

@@ -17,7 +17,6 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.data.sentence_pairs import PairWindows, draw_pairs, encode_pairs
 from warmstart.errors import WarmstartError
-from warmstart.objectives.masking import word_starts
 from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig, masked_lm_loss
 
 
@@ -42,9 +41,7 @@ class SentencePairCollator:
             )
         self.chunks, self.kind, self.seq_len = windows.chunks, kind, seq_len
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, pad
-        special = set(tokenizer.special_ids) | {self.cls_id, self.sep_id, pad}
-        word_start = word_starts(tokenizer) if mlm.masking != "token" else None  # as MaskedLM.data
-        self.mask = MLMCollator(mlm, tokenizer.mask_id, tokenizer.vocab_size, special, word_start)
+        self.mask = MLMCollator.for_tokenizer(mlm, tokenizer)  # [CLS], [SEP], [PAD] are special ids
 
     def __call__(self, a: torch.Tensor, generator: torch.Generator) -> dict:
         pairs = draw_pairs(self.chunks, a, self.kind, generator)
