@@ -43,6 +43,31 @@ def small_shards(wiki_extracts, small_tokenizer, tmp_path_factory):
     return out
 
 
+def _shards(wiki_extracts, tmp_path_factory, kind: str, **options):
+    """Shards of the same 40 + 10 extracts as ``small_shards``, with a 1,000-token ``kind`` tokenizer
+    (trained on 1,500 extracts) saved inside them: pass the directory as data.shards."""
+    from warmstart.tokenization import Tokenizer
+
+    tok_dir = tmp_path_factory.mktemp("tokenizer") / kind
+    train_tokenizer(wiki_extracts[:1500], kind, 1000, tok_dir, show_progress=False, **options)
+    out = tmp_path_factory.mktemp("shards") / kind
+    splits = {"train": wiki_extracts[3000:3040], "validation": wiki_extracts[3040:3050]}
+    prepare_shards(splits, Tokenizer.load(tok_dir), out, show_progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def bpe_shards(wiki_extracts, tmp_path_factory):
+    """Byte-level BPE shards (GPT-2, BART)."""
+    return _shards(wiki_extracts, tmp_path_factory, "bpe")
+
+
+@pytest.fixture(scope="session")
+def unigram_shards(wiki_extracts, tmp_path_factory):
+    """Unigram shards whose tokenizer has 100 sentinels (T5)."""
+    return _shards(wiki_extracts, tmp_path_factory, "unigram", sentinels=100)
+
+
 TINY_MODEL = [
     "model.hidden_size=32",
     "model.num_hidden_layers=2",

@@ -47,10 +47,18 @@ def _tokenizer_train(a):
         ),
         "train",
     )
+    sentinels = a.sentinels if a.sentinels is not None else (100 if a.kind == "unigram" else 0)
     tok = train_tokenizer(
-        texts, a.kind, a.vocab_size, a.out, min_frequency=a.min_frequency, overwrite=a.overwrite
+        texts,
+        a.kind,
+        a.vocab_size,
+        a.out,
+        min_frequency=a.min_frequency,
+        overwrite=a.overwrite,
+        sentinels=sentinels,
     )
-    print(f"tokenizer ({a.kind}, {tok.vocab_size} tokens) written to {a.out}")
+    extra = f", {sentinels} of them sentinels <extra_id_N>" if sentinels else ""
+    print(f"tokenizer ({a.kind}, {tok.vocab_size} tokens{extra}) written to {a.out}")
 
 
 def _prepare(a):
@@ -96,6 +104,7 @@ def _pretrain(a):
             ("tokenizer", "data.tokenizer"),
             ("shards", "data.shards"),
             ("init", "init"),
+            ("arch", "arch"),
             ("objective", "objective"),
             ("steps", "train.steps"),
             ("out", "out"),
@@ -296,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus", nargs="+", required=True, help="corpus names or text files (train split used)"
     )
     tt.add_argument("--min-frequency", type=int, default=2, help="minimum count of a merge / word piece")
+    tt.add_argument(
+        "--sentinels",
+        type=int,
+        default=None,
+        help="T5 sentinel tokens <extra_id_N> added after the vocabulary (default: 100 for unigram, else 0)",
+    )
     tt.add_argument("--out", required=True, help="output directory (tokenizer.json + tokenizer_config.json)")
     tt.add_argument("--overwrite", action="store_true", help="replace an existing tokenizer in --out")
     _add_text_options(tt)
@@ -310,10 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=_prepare)
 
     from warmstart.config import help_text, preset_names
-    from warmstart.pretrain import PretrainConfig
+    from warmstart.pretrain import PretrainConfig, family_help
 
     pt = sub.add_parser("pretrain", help="pretrain a model with a self-supervised objective")
-    _raw(pt, help_text(PretrainConfig) + "\n\npresets: " + ", ".join(preset_names()))
+    _raw(pt, help_text(PretrainConfig) + family_help() + "\n\npresets: " + ", ".join(preset_names()))
     pt.add_argument("--preset", help="model size preset, e.g. bert-mini (see the list below)")
     pt.add_argument("--config", help="YAML file of config keys")
     pt.add_argument("--corpus", nargs="+", help="corpus names or text files (data.corpus)")
@@ -322,7 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument(
         "--init", metavar="RUN_OR_CHECKPOINT", help="continue pretraining from these weights (init)"
     )
-    pt.add_argument("--objective", help="mlm, mlm+nsp, mlm+sop or electra (objective)")
+    pt.add_argument("--arch", help="model family: bert, gpt2, t5 or bart (arch; presets set it)")
+    pt.add_argument(
+        "--objective",
+        help="bert: mlm, mlm+nsp, mlm+sop, electra; gpt2: clm; t5: span_corruption; bart: denoising",
+    )
     pt.add_argument("--steps", type=int, help="optimizer steps (train.steps)")
     pt.add_argument("--seq-len", dest="seq_len", type=int, help="sequence length (data.seq_len)")
     pt.add_argument("--batch-size", dest="batch_size", type=int, help="micro-batch size (train.batch_size)")

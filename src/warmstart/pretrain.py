@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,22 +18,30 @@ from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
+from warmstart.objectives.denoising import DenoisingConfig
 from warmstart.objectives.mlm import MLMConfig
 from warmstart.objectives.nsp_sop import NSPConfig
 from warmstart.objectives.replaced_token import ElectraConfig
-from warmstart.registry import MODELS, OBJECTIVES, lookup
+from warmstart.objectives.span_corruption import SpanCorruptionConfig
+from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.loop import TrainConfig, fit
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
 from warmstart.word2vec.warm_start import EmbeddingInitConfig
 
+MAX_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_length")
+
 
 @dataclass
 class PretrainConfig:
     out: str = opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)")
-    arch: str = opt("bert", "model family")
-    objective: str = opt("mlm", "pretraining objective: mlm, mlm+nsp, mlm+sop, electra")
+    arch: str = opt("bert", "model family: bert, gpt2, t5, bart (model.* keys are the family's)")
+    objective: str | None = opt(
+        None,
+        "pretraining objective (default: the family's first): bert: mlm, mlm+nsp, mlm+sop, electra; "
+        "gpt2: clm; t5: span_corruption; bart: denoising",
+    )
     init: str | None = opt(
         None, "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
     )
@@ -40,6 +49,8 @@ class PretrainConfig:
     mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
     nsp: NSPConfig = dataclasses.field(default_factory=NSPConfig)
     electra: ElectraConfig = dataclasses.field(default_factory=ElectraConfig)
+    span_corruption: SpanCorruptionConfig = dataclasses.field(default_factory=SpanCorruptionConfig)
+    denoising: DenoisingConfig = dataclasses.field(default_factory=DenoisingConfig)
     embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
@@ -57,17 +68,63 @@ def resolve(
     explicit = C.merge(explicit, flags)
     for o in overrides:
         explicit = C.merge(explicit, C.parse_override(o))
-    cfg = C.from_dict(PretrainConfig, explicit)  # validates keys and types
+    cfg = C.from_dict(config_class(explicit), explicit)  # validates keys and types
     return C.to_dict(cfg), explicit
+
+
+@functools.cache
+def _family_config(arch: str) -> type:
+    config_cls, _ = lookup(MODELS, "model", arch)
+    if config_cls is BertConfig:
+        return PretrainConfig
+    field = dataclasses.field(default_factory=config_cls)
+    return dataclasses.make_dataclass(
+        f"PretrainConfig_{arch}", [("model", config_cls, field)], bases=(PretrainConfig,)
+    )
+
+
+def family_help() -> str:
+    """The model.* keys of the other families, for `--help` (the list above shows BERT's)."""
+    lines = []
+    for arch, (config_cls, _) in MODELS.items():
+        if config_cls is not BertConfig:
+            keys = ", ".join(f.name for f in dataclasses.fields(config_cls))
+            lines.append(f"  arch={arch}: model.{{{keys}}}")
+    return "\n\nmodel keys of the other families (model.* above are bert's):\n" + "\n".join(lines)
+
+
+def config_class(explicit: dict) -> type:
+    """PretrainConfig with the ``model`` section of the family ``arch`` names (BERT's by default)."""
+    return _family_config(str(explicit.get("arch") or "bert"))
+
+
+def objective_name(cfg: PretrainConfig) -> str:
+    """The objective asked for, or the family's default; one that cannot train ``arch`` is an error."""
+    name = cfg.objective or DEFAULT_OBJECTIVE.get(cfg.arch, "mlm")
+    unit_cls = lookup(OBJECTIVES, "objective", name)
+    archs = getattr(unit_cls, "archs", ("bert",))
+    if cfg.arch not in archs:
+        fits = sorted(k for k, v in OBJECTIVES.items() if cfg.arch in getattr(v, "archs", ("bert",)))
+        raise WarmstartError(
+            f"objective {name} does not train a {cfg.arch} model (it trains {', '.join(archs)})",
+            f"for arch {cfg.arch} use --objective {' or '.join(fits)}",
+        )
+    return name
 
 
 def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
     """config.json: Hugging Face field names plus a warmstart block that says how to rebuild the unit."""
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    start = getattr(unit_cls, "decoder_start_id", None)
+    extra = {"decoder_start_token_id": start(tokenizer)} if start else {}
     return {
         "model_type": cfg.arch,
-        "architectures": [lookup(OBJECTIVES, "objective", cfg.objective).hf_architecture],
+        "architectures": [unit_cls.hf_architecture],
         **dataclasses.asdict(cfg.model),
         "pad_token_id": tokenizer.pad_id,
+        "bos_token_id": tokenizer.bos_id,
+        "eos_token_id": tokenizer.eos_id,
+        **extra,
         "warmstart": {"arch": cfg.arch, "objective": cfg.objective, "tokenizer": tokenizer.fingerprint()},
     }
 
@@ -93,27 +150,18 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
             f"the tokenizer has {tokenizer.vocab_size} tokens but model.vocab_size is {given}",
             "drop model.vocab_size (it is taken from the tokenizer) or use the matching tokenizer",
         )
-    if cfg.data.seq_len > cfg.model.max_position_embeddings:
+    if cfg.data.seq_len > cfg.model.max_length:
+        key = next(k for k in MAX_LENGTH_KEYS if hasattr(cfg.model, k))
         raise WarmstartError(
-            f"data.seq_len {cfg.data.seq_len} exceeds model.max_position_embeddings "
-            f"{cfg.model.max_position_embeddings}",
-            "lower data.seq_len or raise model.max_position_embeddings",
+            f"data.seq_len {cfg.data.seq_len} exceeds model.{key} {cfg.model.max_length}",
+            f"lower data.seq_len or raise model.{key}",
         )
     if cfg.data.tokenizer_kind and cfg.data.tokenizer_kind != tokenizer.kind:
         raise WarmstartError(
             f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, the one given is {tokenizer.kind}",
             f"train one with `warmstart tokenizer train --kind {cfg.data.tokenizer_kind}`",
         )
-    if tokenizer.cls_id is None or tokenizer.sep_id is None:
-        raise WarmstartError(
-            f"the {tokenizer.kind} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
-            "train a wordpiece or bpe tokenizer with `warmstart tokenizer train --kind wordpiece`",
-        )
-    if tokenizer.mask_id is None:
-        raise WarmstartError(
-            "the tokenizer has no mask token, which masked LM needs",
-            "train a tokenizer with `warmstart tokenizer train`",
-        )
+    lookup(OBJECTIVES, "objective", cfg.objective).check_tokenizer(tokenizer)
     return dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, vocab_size=tokenizer.vocab_size))
 
 
@@ -132,10 +180,11 @@ def pretrain(
         for o in overrides:
             explicit = C.merge(explicit, C.parse_override(o))
         explicit["out"] = str(resume)
-        resolved = C.to_dict(C.from_dict(PretrainConfig, explicit))
+        resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
     else:
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
-    cfg = C.from_dict(PretrainConfig, resolved)
+    cfg = C.from_dict(config_class(resolved), resolved)
+    cfg = dataclasses.replace(cfg, objective=objective_name(cfg))
     init = None
     if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
         init, cfg = _open_init(cfg, explicit)
@@ -211,7 +260,8 @@ def _word_vectors(cfg: PretrainConfig):
     from warmstart.word2vec.warm_start import check_dimensions
 
     vectors = load_vectors(cfg.embeddings.vectors)
-    check_dimensions(vectors.dim, cfg.model.embedding_size or cfg.model.hidden_size, cfg.embeddings.project)
+    width = getattr(cfg.model, "embedding_size", None) or cfg.model.hidden_size
+    check_dimensions(vectors.dim, width, cfg.embeddings.project)
     return vectors
 
 
@@ -221,7 +271,7 @@ def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_di
     from warmstart.word2vec.warm_start import warm_start_embeddings
 
     info = warm_start_embeddings(
-        unit.encoder.word_embeddings, tokenizer, vectors, cfg.model.initializer_range, cfg.embeddings.project
+        backbone(unit).word_embeddings, tokenizer, vectors, init_std(cfg.model), cfg.embeddings.project
     )
     info["vectors"] = cfg.embeddings.vectors
     (run_dir / "warm_start.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -229,6 +279,19 @@ def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_di
         f"embedding warm start: {info['tokens_warm']:,} of {info['vocab_size']:,} tokens from "
         f"{info['vector_dim']}-d word vectors ({info['whole_word_tokens']:,} tokens are whole words)"
     )
+
+
+def backbone(unit):
+    """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
+    return unit.model if hasattr(unit, "model") else unit.encoder
+
+
+def init_std(model_cfg) -> float:
+    """The std of a family's normal initialisation (T5 scales embeddings by its factor instead)."""
+    for key in ("initializer_range", "init_std"):
+        if hasattr(model_cfg, key):
+            return getattr(model_cfg, key)
+    return model_cfg.initializer_factor
 
 
 def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:

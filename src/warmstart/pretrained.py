@@ -59,6 +59,28 @@ def load_encoder(path: str | Path, random_init: bool = False):
     return encoder, tokenizer, config_json
 
 
+def load_generator(path: str | Path):
+    """(model, tokenizer, config.json) of a decoder or encoder-decoder run (GPT-2, T5, BART), in eval mode:
+    RUN/final, or a model directory. The weights are the unit's ``model.*`` tensors."""
+    d = resolve_checkpoint(path)
+    config_json = json.loads((d / "config.json").read_text())
+    cfg, model_cls = model_config(config_json)
+    if not hasattr(model_cls, "lm_logits"):
+        raise WarmstartError(
+            f"{d} holds a {config_json.get('model_type', 'bert')} encoder, which does not generate text",
+            "pass a gpt2, t5 or bart run (`warmstart pretrain --preset gpt2-mini ...`)",
+        )
+    model = model_cls(cfg)
+    state = load_file(str(d / "model.safetensors"))
+    own = {k[len("model.") :]: v for k, v in state.items() if k.startswith("model.")}
+    missing, _ = model.load_state_dict(own, strict=False)
+    if missing:
+        raise WarmstartError(
+            f"the checkpoint {d} lacks weights: {', '.join(missing[:5])}", "pass a run written by warmstart"
+        )
+    return model.eval(), Tokenizer.load(d), config_json
+
+
 def load_finetuned(path: str | Path):
     """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
     directory. The head, its task options and the label map come from the checkpoint's config.json."""

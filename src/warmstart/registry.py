@@ -1,22 +1,37 @@
 """Name -> class tables, so that dispatch on a config string is a lookup, never an if-chain."""
 
 from warmstart.errors import WarmstartError
+from warmstart.models.bart import BartConfig, BartModel
 from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.gpt2 import GPT2Config, GPT2Model
+from warmstart.models.t5 import T5Config, T5Model
+from warmstart.objectives.clm import CausalLM
+from warmstart.objectives.denoising import Denoising
 from warmstart.objectives.mlm import MaskedLM
 from warmstart.objectives.nsp_sop import NextSentenceLM, SentenceOrderLM
 from warmstart.objectives.replaced_token import ReplacedTokenDetection
+from warmstart.objectives.span_corruption import SpanCorruption
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
 
-MODELS = {"bert": (BertConfig, BertModel)}
+MODELS = {
+    "bert": (BertConfig, BertModel),
+    "gpt2": (GPT2Config, GPT2Model),
+    "t5": (T5Config, T5Model),
+    "bart": (BartConfig, BartModel),
+}
 OBJECTIVES = {
     "mlm": MaskedLM,
     "mlm+nsp": NextSentenceLM,
     "mlm+sop": SentenceOrderLM,
     "electra": ReplacedTokenDetection,
+    "clm": CausalLM,
+    "span_corruption": SpanCorruption,
+    "denoising": Denoising,
 }
+DEFAULT_OBJECTIVE = {"bert": "mlm", "gpt2": "clm", "t5": "span_corruption", "bart": "denoising"}
 TASKS = {t.name: t for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask)}
 
 

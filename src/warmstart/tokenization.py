@@ -150,9 +150,11 @@ def train_tokenizer(
     show_progress: bool = True,
     overwrite: bool = False,
     model_max_length: int = 512,
+    sentinels: int = 0,
 ) -> Tokenizer:
     """Train a ``kind`` tokenizer on ``texts`` and save it atomically to ``out_dir``.
 
+    ``sentinels``: add T5's ``<extra_id_0>`` ... special tokens after the trained vocabulary (span corruption).
     ``lowercase`` defaults to True for wordpiece (BERT uncased, accents stripped) and False otherwise.
     Blank texts are skipped. Refuses an ``out_dir`` that already holds a tokenizer unless ``overwrite``.
     """
@@ -195,6 +197,10 @@ def train_tokenizer(
     roles = dict(SPECIAL_TOKENS[kind])
     roles.update(_EXTRA_ROLES.get(kind, {}))
     result = Tokenizer(tok, roles=roles, do_lower_case=bool(lowercase), model_max_length=model_max_length)
+    if sentinels:
+        from warmstart.sentinels import add_sentinels
+
+        result = add_sentinels(result, sentinels)
     result.save(out_dir)
     return result
 

@@ -50,6 +50,10 @@ class BertConfig:
 
     model_type = "bert"
 
+    @property
+    def max_length(self) -> int:
+        return self.max_position_embeddings
+
 
 def embedding_width(c: BertConfig) -> int:
     return c.embedding_size or c.hidden_size

@@ -29,3 +29,97 @@ def padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
     if attention_mask is None:
         return None
     return attention_mask.bool()[:, None, None, :]
+
+
+class Attention(nn.Module):
+    """Self- or cross-attention with an optional key/value cache (decoders, encoder-decoders).
+
+    Self-attention projects Q, K, V with one fused ``qkv``; cross-attention projects Q from the decoder
+    (``q``) and K, V from the encoder output (``kv``). ``head_dim`` may differ from hidden / heads (T5);
+    ``scale`` None is 1/sqrt(head_dim) (T5 uses 1: its scaling is folded into the initialisation).
+    """
+
+    def __init__(
+        self,
+        hidden: int,
+        heads: int,
+        dropout: float,
+        *,
+        bias: bool = True,
+        cross: bool = False,
+        head_dim: int | None = None,
+        scale: float | None = None,
+    ):
+        super().__init__()
+        if head_dim is None and hidden % heads:
+            raise ValueError(f"hidden size {hidden} is not divisible by {heads} heads")
+        self.heads, self.dropout, self.cross, self.scale = heads, dropout, cross, scale
+        self.head_dim = head_dim or hidden // heads
+        inner = heads * self.head_dim
+        if cross:
+            self.q = nn.Linear(hidden, inner, bias=bias)
+            self.kv = nn.Linear(hidden, 2 * inner, bias=bias)
+        else:
+            self.qkv = nn.Linear(hidden, 3 * inner, bias=bias)
+        self.out = nn.Linear(inner, hidden, bias=bias)
+
+    def _split(self, x: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
+        b, t, _ = x.shape
+        return x.view(b, t, parts, self.heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+
+    def forward(self, x, mask=None, past=None, memory=None, is_causal=False):
+        """x: (B, T, H). ``mask``: bool (True = attend) or additive float, broadcastable to
+        (B, heads, T, T_keys). ``past``: cached (k, v) of earlier positions (self-attention) or of the
+        encoder output (cross-attention, then ``memory`` is not read again). Returns (y, (k, v))."""
+        b, t, _ = x.shape
+        if self.cross:
+            (q,) = self._split(self.q(x), 1)
+            k, v = past if past is not None else self._split(self.kv(memory), 2)
+        else:
+            q, k, v = self._split(self.qkv(x), 3)
+            if past is not None:
+                k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        y = F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=mask,
+            dropout_p=self.dropout if self.training else 0.0,
+            is_causal=is_causal and mask is None,
+            scale=self.scale,
+        )
+        return self.out(y.transpose(1, 2).reshape(b, t, -1)), (k, v)
+
+
+def decoder_mask(
+    query_len: int,
+    key_mask: torch.Tensor | None,
+    past_len: int = 0,
+    bias: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor | None:
+    """Additive mask for causal self-attention over ``past_len`` cached plus ``query_len`` new positions.
+
+    ``key_mask``: (B, past_len + query_len) 1/0 padding of all keys, or None. ``bias``: a position bias
+    (1 or B, heads, T, T_keys) added in (T5). Returns None when plain ``is_causal`` does the job. Disallowed
+    entries get the dtype's minimum, not -inf, so a fully masked row (a left-pad query) stays finite."""
+    if key_mask is None and bias is None and past_len == 0:
+        return None
+    keys = past_len + query_len
+    device = key_mask.device if key_mask is not None else (bias.device if bias is not None else None)
+    rows = torch.arange(query_len, device=device)[:, None] + past_len
+    allowed = torch.arange(keys, device=device)[None, :] <= rows  # (T, T_keys)
+    allowed = allowed[None, None]
+    if key_mask is not None:
+        allowed = allowed & key_mask.bool()[:, None, None, :]
+    out = torch.zeros(allowed.shape, dtype=dtype, device=device) if bias is None else bias.to(dtype)
+    return out.masked_fill(~allowed, torch.finfo(dtype).min)
+
+
+def encoder_mask(key_mask: torch.Tensor | None, bias: torch.Tensor | None = None, dtype=torch.float32):
+    """Additive mask for bidirectional attention: padding (B, T_keys) 1/0 and an optional position bias."""
+    if bias is None:
+        return padding_mask(key_mask)
+    if key_mask is None:
+        return bias.to(dtype)
+    return bias.to(dtype).masked_fill(~key_mask.bool()[:, None, None, :], torch.finfo(dtype).min)

@@ -18,12 +18,18 @@ def activation(name: str):
 
 
 class MLP(nn.Module):
-    def __init__(self, hidden: int, inner: int, act: str, dropout: float, bias: bool = True):
+    """up -> activation -> down. ``gated`` (T5 v1.1, GLU variants): act(gate(x)) * up(x) -> down."""
+
+    def __init__(
+        self, hidden: int, inner: int, act: str, dropout: float, bias: bool = True, gated: bool = False
+    ):
         super().__init__()
         self.up = nn.Linear(hidden, inner, bias=bias)
+        self.gate = nn.Linear(hidden, inner, bias=bias) if gated else None
         self.down = nn.Linear(inner, hidden, bias=bias)
         self.act = activation(act)
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x):
-        return self.drop(self.down(self.act(self.up(x))))
+        h = self.act(self.up(x)) if self.gate is None else self.act(self.gate(x)) * self.up(x)
+        return self.drop(self.down(h))

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.config import opt
+from warmstart.errors import WarmstartError
 from warmstart.nn.mlp import activation
 from warmstart.objectives.masking import check_config, check_word_table, select_positions, word_starts
 
@@ -118,6 +119,20 @@ class MaskedLM(nn.Module):
 
     sections = ("mlm",)
     hf_architecture = "BertForMaskedLM"
+
+    @staticmethod
+    def check_tokenizer(tokenizer) -> None:
+        """BERT-style packing needs CLS and SEP; masking needs a mask token."""
+        if tokenizer.cls_id is None or tokenizer.sep_id is None:
+            raise WarmstartError(
+                f"the {tokenizer.kind} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
+                "train a wordpiece or bpe tokenizer with `warmstart tokenizer train --kind wordpiece`",
+            )
+        if tokenizer.mask_id is None:
+            raise WarmstartError(
+                "the tokenizer has no mask token, which masked LM needs",
+                "train a tokenizer with `warmstart tokenizer train`",
+            )
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, cfg: MLMConfig):

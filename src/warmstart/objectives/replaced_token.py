@@ -87,7 +87,8 @@ class ReplacedTokenDetection(nn.Module):
 
     sections = ("mlm", "electra")
     hf_architecture = "ElectraForPreTraining"
-    summarize = staticmethod(MaskedLM.summarize)  # perplexity of the generator's MLM loss
+    summarize = staticmethod(MaskedLM.summarize)
+    check_tokenizer = staticmethod(MaskedLM.check_tokenizer)  # perplexity of the generator's MLM loss
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, mlm: MLMConfig, cfg: ElectraConfig):

@@ -1,0 +1,63 @@
+"""What T5 and BART share: an encoder stack, a causal decoder stack with cross-attention, a shared token
+embedding and a language-model head. Each family says how tokens are embedded (``embed``) and which
+position bias the attention gets (``position_bias``); the stacking, masks and KV cache live here once.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from warmstart.nn.attention import decoder_mask, encoder_mask, padding_mask
+
+
+class EncoderDecoder(nn.Module):
+    """``forward(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask=None)`` -> decoder
+    states (B, T, H); ``lm_logits(hidden)`` -> (B, T, V). For generation: ``encode`` once, then ``decode``
+    step by step with the cache it returns (cross-attention keys/values of the encoder output included)."""
+
+    encoder_layers: nn.ModuleList
+    decoder_layers: nn.ModuleList
+    encoder_norm: nn.Module | None
+    decoder_norm: nn.Module | None
+    drop: nn.Module
+
+    def embed(self, ids: torch.Tensor, decoder: bool, offset: int = 0) -> torch.Tensor:
+        raise NotImplementedError
+
+    def position_bias(self, decoder: bool, query_len: int, key_len: int, offset: int = 0):
+        return None
+
+    def forward(self, input_ids, attention_mask=None, decoder_input_ids=None, decoder_attention_mask=None):
+        memory = self.encode(input_ids, attention_mask)
+        return self.decode(decoder_input_ids, memory, attention_mask, None, decoder_attention_mask)[0]
+
+    def encode(self, input_ids, attention_mask=None) -> torch.Tensor:
+        t = input_ids.shape[1]
+        x = self.embed(input_ids, decoder=False)
+        mask = encoder_mask(attention_mask, self.position_bias(False, t, t), dtype=x.dtype)
+        for block in self.encoder_layers:
+            x, _ = block(x, mask)
+        return self._finish(x, self.encoder_norm)
+
+    def decode(self, ids, memory, memory_mask=None, past=None, attention_mask=None):
+        """(hidden, present). ``memory``: encoder output (B, S, H) and ``memory_mask`` its (B, S) padding;
+        ``attention_mask``: (B, past + T) decoder padding or None; ``past``: an earlier ``present``."""
+        t = ids.shape[1]
+        past_len = past[0][0][0].shape[2] if past else 0
+        x = self.embed(ids, decoder=True, offset=past_len)
+        bias = self.position_bias(True, t, past_len + t, past_len)
+        mask = decoder_mask(t, attention_mask, past_len, bias, dtype=x.dtype)
+        cross_mask = padding_mask(memory_mask)
+        present = []
+        for i, block in enumerate(self.decoder_layers):
+            x, kv = block(x, mask, past[i] if past else None, memory, cross_mask, is_causal=past_len == 0)
+            present.append(kv)
+        return self._finish(x, self.decoder_norm), present
+
+    def _finish(self, x, norm):
+        return self.drop(norm(x)) if norm is not None else x
+
+    @property
+    def word_embeddings(self) -> nn.Embedding:
+        return self.shared

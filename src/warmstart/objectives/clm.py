@@ -1,0 +1,54 @@
+"""Causal language modelling (GPT): predict every next token of packed sequences.
+
+Documents are packed back to back with the end-of-text token between them (the shards' separator), so a
+sequence may start mid-document and the model learns where documents end. Every position but the last is
+a training target: seq_len - 1 predictions per sequence.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from warmstart.errors import WarmstartError
+from warmstart.objectives.lm_loss import IGNORE, token_loss, with_perplexity
+
+
+class CausalLM(nn.Module):
+    """Training unit: decoder + tied output head. ``forward(batch) -> (loss, stats)``."""
+
+    sections = ()
+    archs = ("gpt2",)
+    hf_architecture = "GPT2LMHeadModel"
+
+    @staticmethod
+    def check_tokenizer(tokenizer) -> None:
+        if tokenizer.eos_id is None and tokenizer.sep_id is None:
+            raise WarmstartError(
+                "the tokenizer has no end-of-text token to separate packed documents",
+                "train one with `warmstart tokenizer train --kind bpe`",
+            )
+
+    @staticmethod
+    def data(shards, seq_len: int, tokenizer):
+        from warmstart.data.packing import PackedWindows
+
+        return PackedWindows(shards, seq_len, [], []), collate
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        ids = batch["input_ids"]
+        hidden = self.model(ids, batch.get("attention_mask"))
+        labels = ids[:, 1:]
+        if "attention_mask" in batch:
+            labels = labels.masked_fill(batch["attention_mask"][:, 1:] == 0, IGNORE)
+        return token_loss(self.model.lm_logits(hidden[:, :-1]), labels)
+
+    summarize = staticmethod(with_perplexity)
+
+
+def collate(ids: torch.Tensor, generator: torch.Generator) -> dict:
+    return {"input_ids": ids}

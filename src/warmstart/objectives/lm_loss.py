@@ -1,0 +1,52 @@
+"""Next-token cross-entropy shared by the generative objectives (causal LM, span corruption, denoising)
+and text-to-text finetuning: loss and accuracy over the labelled positions, perplexity derived."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+IGNORE = -100
+
+
+def token_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """(mean loss, stats) over positions whose label is not IGNORE; stats are (sum, count) pairs."""
+    flat = logits.reshape(-1, logits.shape[-1])
+    target = labels.reshape(-1)
+    n = int((target != IGNORE).sum())
+    loss_sum = F.cross_entropy(flat.float(), target, reduction="sum", ignore_index=IGNORE)
+    correct = ((flat.argmax(-1) == target) & (target != IGNORE)).sum()
+    return loss_sum / max(n, 1), {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}
+
+
+def with_perplexity(metrics: dict) -> dict:
+    """Adds exp(loss), capped at exp(50) so an untrained model's figure stays printable."""
+    out = dict(metrics)
+    if out.get("loss") is not None:
+        out["perplexity"] = float(torch.tensor(out["loss"]).clamp(max=50).exp())
+    return out
+
+
+class Seq2SeqLM(nn.Module):
+    """Training unit of the encoder-decoder objectives: teacher-forced decoder, loss on ``labels``.
+
+    The batch is ``input_ids``, ``attention_mask``, ``decoder_input_ids`` (labels shifted right behind the
+    decoder start token), ``decoder_attention_mask`` and ``labels`` (IGNORE on padding)."""
+
+    archs = ("t5", "bart")
+
+    def __init__(self, model: nn.Module, *sections):
+        super().__init__()
+        self.model = model
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        hidden = self.model(
+            batch["input_ids"],
+            batch.get("attention_mask"),
+            batch["decoder_input_ids"],
+            batch.get("decoder_attention_mask"),
+        )
+        return token_loss(self.model.lm_logits(hidden), batch["labels"])
+
+    summarize = staticmethod(with_perplexity)

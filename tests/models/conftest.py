@@ -1,0 +1,9 @@
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tokenizer(small_tokenizer):
+    """The small real WordPiece tokenizer, loaded."""
+    from warmstart.tokenization import Tokenizer
+
+    return Tokenizer.load(small_tokenizer)

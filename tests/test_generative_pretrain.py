@@ -1,0 +1,68 @@
+"""GPT-2 (causal LM), T5 (span corruption) and BART (denoising) pretrain through `warmstart pretrain` on
+real wiki text: the loss falls, the run's config.json says how to rebuild and start decoding the model."""
+
+import json
+
+import pytest
+
+from warmstart.errors import WarmstartError
+from warmstart.pretrain import pretrain
+from warmstart.pretrained import load_generator
+
+SHAPES = {
+    "gpt2": ["model.n_layer=2", "model.n_embd=32", "model.n_head=2", "model.n_positions=64"],
+    "t5": ["model.d_model=32", "model.d_kv=16", "model.d_ff=64", "model.num_layers=2", "model.num_heads=2"],
+    "bart": [
+        "model.d_model=32", "model.encoder_layers=2", "model.decoder_layers=2",
+        "model.encoder_attention_heads=2", "model.decoder_attention_heads=2", "model.encoder_ffn_dim=64",
+        "model.decoder_ffn_dim=64", "model.max_position_embeddings=64",
+    ],
+}  # fmt: skip
+TRAIN = ["data.seq_len=64", "train.batch_size=8", "train.eval_every=40", "train.eval_batches=3"]
+TRAIN += ["train.progress=false", "train.lr=3e-3", "train.save_every=0", "train.warmup_steps=4"]
+OBJECTIVE = {"gpt2": "clm", "t5": "span_corruption", "bart": "denoising"}
+START = {"gpt2": None, "t5": "pad_token_id", "bart": "eos_token_id"}
+
+
+def _run(arch, shards, out, steps=40, extra=()):
+    flags = {"out": str(out), "arch": arch, "data": {"shards": str(shards)}, "train": {"steps": steps}}
+    return pretrain(None, None, flags, SHAPES[arch] + TRAIN + list(extra))
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "t5", "bart"])
+def test_family_pretrains_with_its_objective_and_loss_falls(arch, bpe_shards, unigram_shards, tmp_path):
+    shards = unigram_shards if arch == "t5" else bpe_shards
+    _run(arch, shards, tmp_path / "run")
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    val = [r for r in records if r["split"] == "validation"]
+    assert val[-1]["loss"] < val[0]["loss"] - 1.0, (val[0], val[-1])
+    config = json.loads((tmp_path / "run" / "final" / "config.json").read_text())
+    assert config["model_type"] == arch and config["warmstart"]["objective"] == OBJECTIVE[arch]
+    if START[arch]:
+        assert config["decoder_start_token_id"] == config[START[arch]]
+    model, tokenizer, _ = load_generator(tmp_path / "run")
+    assert type(model).__name__.lower() == f"{arch}model"
+    assert model.word_embeddings.num_embeddings == tokenizer.vocab_size
+
+
+def test_objective_of_another_family_is_refused_before_any_write(bpe_shards, tmp_path):
+    with pytest.raises(WarmstartError, match="objective mlm does not train a gpt2 model") as e:
+        _run("gpt2", bpe_shards, tmp_path / "run", extra=["objective=mlm"])
+    assert "--objective clm" in e.value.fix
+    assert not (tmp_path / "run").exists()
+
+
+def test_t5_without_sentinels_is_refused_before_any_write(bpe_shards, tmp_path):
+    with pytest.raises(WarmstartError, match="no sentinel tokens"):
+        _run("t5", bpe_shards, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_sequence_longer_than_the_context_names_the_family_key(bpe_shards, tmp_path):
+    with pytest.raises(WarmstartError, match="exceeds model.n_positions 64"):
+        _run("gpt2", bpe_shards, tmp_path / "run", extra=["data.seq_len=128"])
+
+
+def test_model_keys_of_another_family_are_unknown(bpe_shards, tmp_path):
+    with pytest.raises(WarmstartError, match="unknown config key 'model.hidden_size'"):
+        _run("gpt2", bpe_shards, tmp_path / "run", extra=["model.hidden_size=32"])
