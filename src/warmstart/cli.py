@@ -255,6 +255,56 @@ def _demo(a):
     print(f"report: {report}")
 
 
+GENERATE_FLAGS = [
+    ("max_new_tokens", "max_new_tokens"),
+    ("max_length", "max_length"),
+    ("strategy", "strategy"),
+    ("temperature", "temperature"),
+    ("top_k", "top_k"),
+    ("top_p", "top_p"),
+    ("num_beams", "num_beams"),
+    ("length_penalty", "length_penalty"),
+    ("seed", "seed"),
+]
+
+
+def _generate(a):
+    from warmstart import config as C
+    from warmstart.generation import GenerationConfig, run_generate
+
+    explicit = C.load_yaml(a.config) if a.config else {}
+    explicit = C.merge(explicit, _flags(a, GENERATE_FLAGS))
+    if a.no_cache:
+        explicit["use_cache"] = False
+    for o in a.overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    cfg = C.from_dict(GenerationConfig, explicit)
+    prompts = list(a.prompt or [])
+    if a.file:
+        with sys.stdin if a.file == "-" else _open_input(a.file) as fh:
+            prompts += [line for line in fh.read().splitlines() if line.strip()]
+    run_generate(a.run, prompts, cfg, show_special=a.show_special)
+
+
+def _prompt(a):
+    from warmstart import config as C
+    from warmstart.tasks.prompting import PromptConfig, evaluate_prompting, format_table
+
+    explicit = C.load_yaml(a.config) if a.config else {}
+    explicit = C.merge(
+        explicit, _flags(a, [("shots", "shots"), ("seeds", "seeds"), ("max_examples", "max_examples")])
+    )
+    if a.template:  # typed on one line: a literal \n is a newline
+        explicit["template"] = a.template.replace("\\n", "\n")
+    for o in a.overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    cfg = C.from_dict(PromptConfig, explicit)
+    result = evaluate_prompting(a.run, a.dataset, cfg, a.split, out=a.out, options=_data_options(a))
+    print(f"{a.dataset} ({a.split}, {result['examples']:,} examples), label words {result['label_words']}")
+    print(format_table(result))
+    print(f"results: {result['out']}/prompting.json, plot: {result['plot']}")
+
+
 def _add_text_options(p):
     p.add_argument(
         "--text-column", default="text", help="column with the text in csv/tsv/jsonl/parquet files"
@@ -426,6 +476,46 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--label-column", default="label", help="column with the label")
     _add_text_options(pb)
     pb.set_defaults(func=_probe)
+
+    from warmstart.generation import GenerationConfig
+
+    gn = sub.add_parser("generate", help="continue text with a gpt2 run, or transform it with a t5/bart run")
+    _raw(gn, help_text(GenerationConfig))
+    gn.add_argument("run", help="gpt2, t5 or bart run directory (its final model) or model directory")
+    gn.add_argument("--prompt", action="append", metavar="TEXT", help="a prompt (repeat for several)")
+    gn.add_argument("--file", metavar="PROMPTS.txt", help="a text file with one prompt per line")
+    gn.add_argument("--max-new-tokens", type=int, help="most new tokens per prompt (max_new_tokens)")
+    gn.add_argument("--max-length", type=int, help="cap on prompt + new tokens, or output (max_length)")
+    gn.add_argument("--strategy", help="greedy, sample or beam (strategy)")
+    gn.add_argument("--temperature", type=float, help="sampling temperature (temperature)")
+    gn.add_argument("--top-k", type=int, help="sample from the k most likely tokens (top_k)")
+    gn.add_argument("--top-p", type=float, help="nucleus sampling probability mass (top_p)")
+    gn.add_argument("--num-beams", type=int, help="beams per prompt for strategy beam (num_beams)")
+    gn.add_argument("--length-penalty", type=float, help="beam score exponent of the length (length_penalty)")
+    gn.add_argument("--seed", type=int, help="sampling seed (seed)")
+    gn.add_argument("--no-cache", action="store_true", help="recompute every step (use_cache=false)")
+    gn.add_argument("--show-special", action="store_true", help="keep special tokens (e.g. T5 sentinels)")
+    gn.add_argument("--config", help="YAML file of generation keys")
+    gn.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="generation options, e.g. top_p=0.9")
+    gn.set_defaults(func=_generate)
+
+    from warmstart.tasks.prompting import PromptConfig
+
+    pm = sub.add_parser("prompt", help="zero- and few-shot classification by prompting a gpt2 run")
+    _raw(pm, help_text(PromptConfig))
+    pm.add_argument("run", help="gpt2 run directory (its final model) or model directory")
+    pm.add_argument("--dataset", required=True, help="labeled dataset name or file")
+    pm.add_argument("--split", default="test", choices=["validation", "test"], help="split scored")
+    pm.add_argument("--shots", help="comma-separated numbers of demonstrations, e.g. 0,1,4 (shots)")
+    pm.add_argument("--seeds", type=int, help="draws of the demonstrations per k (seeds)")
+    pm.add_argument("--max-examples", type=int, help="examples scored (max_examples)")
+    pm.add_argument("--template", help="e.g. 'Review: {text}\\nAnswer: {label}' (template)")
+    pm.add_argument("--out", help="output directory (default RUN/prompting-DATASET)")
+    pm.add_argument("--config", help="YAML file of prompt keys")
+    pm.add_argument("--label-column", default="label", help="column with the label")
+    _add_text_options(pm)
+    pm.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="prompt options, e.g. calibrate=true")
+    pm.set_defaults(func=_prompt)
 
     from warmstart.cli_word2vec import add_word2vec
 

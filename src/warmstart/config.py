@@ -135,6 +135,8 @@ def parse_override(text: str) -> dict:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, dict):  # "task.prefix=headline: " is text, not a mapping
+        value = raw
     if isinstance(value, str) and _looks_numeric(value):
         value = float(value)
     node: dict = {}

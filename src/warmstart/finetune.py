@@ -41,6 +41,7 @@ class FinetuneDataConfig:
     text_column: str = opt("text", "column with the text (csv/tsv/jsonl/parquet/hf)")
     text_pair_column: str | None = opt(None, "column with the second text of a sentence pair")
     label_column: str = opt("label", "column with the label")
+    target_column: str = opt("target", "text_to_text: column with the output text")
     split_seed: int = opt(0, "seed of the hashed train/validation/test split (data without official splits)")
     train_limit: int | None = opt(None, "use only the first N training examples (data-efficiency studies)")
 
@@ -88,11 +89,12 @@ def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> Finet
     return C.from_dict(FinetuneConfig, explicit)
 
 
-def data_options(d: FinetuneDataConfig) -> DataOptions:
+def data_options(d: FinetuneDataConfig, kind: str = "labeled") -> DataOptions:
     return DataOptions(
         text_column=d.text_column,
         text_pair_column=d.text_pair_column,
         label_column=d.label_column,
+        target_column=d.target_column if kind == "seq2seq" else None,
         split_seed=d.split_seed,
     )
 
@@ -100,7 +102,7 @@ def data_options(d: FinetuneDataConfig) -> DataOptions:
 def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
     if not cfg.data.dataset:
         raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
-    data = open_dataset(cfg.data.dataset, data_options(cfg.data))
+    data = open_dataset(cfg.data.dataset, data_options(cfg.data, task.kind))
     if data.kind != task.kind:
         raise WarmstartError(
             f"{cfg.data.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
@@ -153,7 +155,8 @@ def finetune(
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
-    _, tokenizer, _ = load_encoder(cfg.init, random_init=True)  # fails early on a bad --init
+    _, tokenizer, config_json = load_encoder(cfg.init, random_init=True)  # fails early on a bad --init
+    task.bind(tokenizer, config_json)
     records, dataset_name = read_splits(cfg, task)
     labels = task.labels(records["train"])
     features = {

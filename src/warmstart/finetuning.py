@@ -148,6 +148,8 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     Random draws (re-init, LoRA's A) come from ``seed`` in a forked RNG, so turning an option on or off does
     not shift the random stream of the rest of the run (dropout, data order).
     """
+    if not hasattr(unit, "encoder"):
+        return _whole_model(unit, cfg)
     encoder = unit.encoder
     layers = len(encoder.layers)
     check(cfg, layers, shared=getattr(encoder.config, "share_layers", False))
@@ -180,6 +182,18 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     if cfg.layer_lr_decay != 1.0:
         report["layer_lr_decay"] = cfg.layer_lr_decay
     return report
+
+
+def _whole_model(unit: nn.Module, cfg: StrategyConfig) -> dict:
+    """Units without a BERT-style encoder (text-to-text on T5, BART, GPT-2) train every weight."""
+    if cfg.strategy != "full" or cfg.reinit_top_k or cfg.layer_lr_decay != 1.0:
+        raise WarmstartError(
+            f"strategy {cfg.strategy} (and re-init / layer-wise LR) act on an encoder's layers; text-to-text "
+            "finetuning trains the whole model",
+            "use strategy full (the default) with text_to_text",
+        )
+    n = sum(p.numel() for p in unit.parameters())
+    return {"strategy": "full", "trainable": n, "total": n}
 
 
 def lr_scales(unit: nn.Module, decay: float) -> dict[str, float]:

@@ -38,7 +38,7 @@ def _record(line: str, number: int, kind: str) -> dict:
     line = line.strip()
     if line.startswith("{"):
         obj = readers._json_object(line, "the input", number)  # one clear line for bad JSON or a non-object
-    elif kind in ("labeled", "tagging"):
+    elif kind in ("labeled", "tagging", "seq2seq"):
         obj = {"text": line}
     else:
         raise WarmstartError(

@@ -49,7 +49,8 @@ def load_encoder(path: str | Path, random_init: bool = False):
         )
     if not random_init:
         state = load_file(str(d / "model.safetensors"))
-        enc = {k[len("encoder.") :]: v for k, v in state.items() if k.startswith("encoder.")}
+        prefix = "encoder." if any(k.startswith("encoder.") for k in state) else "model."
+        enc = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         missing, unexpected = encoder.load_state_dict(enc, strict=False)
         if missing:
             raise WarmstartError(
@@ -100,6 +101,8 @@ def load_finetuned(path: str | Path):
     task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
     cfg, model_cls = model_config(config_json)
     labels = list(block.get("labels", []))
+    tokenizer = Tokenizer.load(d)
+    task.bind(tokenizer, config_json)
     unit = task.build(model_cls(cfg), labels)
     state = load_file(str(d / "model.safetensors"))
     missing, unexpected = unit.load_state_dict(state, strict=False)
@@ -110,4 +113,4 @@ def load_finetuned(path: str | Path):
             "pass a checkpoint written by `warmstart finetune`",
         )
     unit.eval()
-    return unit, task, Tokenizer.load(d), labels
+    return unit, task, tokenizer, labels

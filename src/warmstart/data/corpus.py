@@ -27,11 +27,20 @@ class DataConfig:
         "line", "for .txt files: 'line' (one document per line) or 'blank' (blank-line separated)"
     )
     split_seed: int = opt(0, "seed of the train/validation/test split of corpora without official splits")
+    validation_fraction: float | None = opt(
+        None, "held-out validation fraction (default 0.02; 0.1 holds out a labeled set's texts: data show)"
+    )
+    test_fraction: float | None = opt(None, "held-out test fraction (default 0.01)")
 
 
 def options(cfg: DataConfig) -> DataOptions:
     return DataOptions(
-        text_column=cfg.text_column, txt_mode=cfg.txt_mode, split_seed=cfg.split_seed, label_column=None
+        text_column=cfg.text_column,
+        txt_mode=cfg.txt_mode,
+        split_seed=cfg.split_seed,
+        label_column=None,
+        validation_fraction=cfg.validation_fraction,
+        test_fraction=cfg.test_fraction,
     )
 
 

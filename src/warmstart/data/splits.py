@@ -21,6 +21,7 @@ DEFAULT_FRACTIONS = {
     "tagging": (0.1, 0.1),
     "qa": (0.1, 0.1),
     "choice": (0.1, 0.1),
+    "seq2seq": (0.1, 0.1),
 }
 
 

@@ -33,7 +33,9 @@ from warmstart.data.order import EpochOrder
 
 @dataclass
 class TaskConfig:
-    name: str = opt("classification", "task: classification, tagging, extractive_qa, multiple_choice")
+    name: str = opt(
+        "classification", "task: classification, tagging, extractive_qa, multiple_choice, text_to_text"
+    )
     problem: str = opt(
         "single_label",
         "classification: single_label (softmax), multi_label (sigmoid per label), regression (MSE)",
@@ -44,6 +46,10 @@ class TaskConfig:
     doc_stride: int = opt(64, "extractive QA: tokens of overlap between windows of a long context")
     max_answer_length: int = opt(30, "extractive QA: longest answer span in tokens")
     n_best: int = opt(20, "extractive QA: start and end candidates considered per window")
+    prefix: str = opt("", "text_to_text: task prefix put before every input (T5 style, e.g. 'headline: ')")
+    separator: str = opt("\n", "text_to_text with a decoder: text between the input and the completion")
+    max_target_length: int = opt(32, "text_to_text: longest output in tokens (training and generation)")
+    num_beams: int = opt(1, "text_to_text evaluation: 1 = greedy decoding, more = beam search")
 
 
 class Task:
@@ -55,6 +61,10 @@ class Task:
 
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg
+
+    def bind(self, tokenizer, config_json: dict) -> None:
+        """Called with the model's tokenizer and config.json before encoding and building (tasks whose
+        formatting depends on the model family use it)."""
 
     def labels(self, records: list[dict]) -> list[str]:
         """Label names in a stable order (sorted), from the training records."""

@@ -68,7 +68,8 @@ def _tokens(batch: dict) -> int:
 
 @torch.no_grad()
 def evaluate(unit, batches, device: torch.device, bf16: bool = False) -> dict:
-    """Mean of every stat over the evaluation batches (sums / counts), plus the unit's derived metrics.
+    """Mean of every stat over the evaluation batches (sums / counts; the total for a name ending in
+    ``_sum``), plus the unit's derived metrics.
 
     The unit is moved to ``device`` first: a model loaded from a checkpoint lives on the CPU."""
     unit.to(device)
@@ -83,7 +84,8 @@ def evaluate(unit, batches, device: torch.device, bf16: bool = False) -> dict:
             acc[0] += float(s)
             acc[1] += float(n)
     unit.train(was_training)
-    means = {k: s / n for k, (s, n) in totals.items() if n}
+    # a stat named *_sum keeps its total (corpus-level metrics such as BLEU need counts, not means)
+    means = {k: s if k.endswith("_sum") else s / n for k, (s, n) in totals.items() if n}
     return unit.summarize(means) if hasattr(unit, "summarize") else means
 
 
