@@ -73,3 +73,11 @@ def test_context_overflow_is_a_clear_error():
     model = GPT2Model(GPT2Config(vocab_size=50, n_positions=8, n_embd=16, n_layer=1, n_head=2))
     with pytest.raises(WarmstartError, match="context of 8"):
         model(torch.zeros(1, 9, dtype=torch.long))
+
+
+def test_left_padding_does_not_count_against_the_context():
+    model = GPT2Model(GPT2Config(vocab_size=50, n_positions=8, n_embd=16, n_layer=1, n_head=2))
+    ids = torch.zeros(2, 10, dtype=torch.long)
+    mask = torch.ones_like(ids)
+    mask[:, :2] = 0  # 8 real tokens per row behind 2 pads: fits the context of 8
+    assert model(ids, mask).shape == (2, 10, 16)

@@ -94,9 +94,10 @@ class GPT2Model(nn.Module):
                 position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past_len:]
             else:
                 position_ids = torch.arange(past_len, past_len + t, device=input_ids.device)[None]
-        if past_len + t > self.config.n_positions:
+        longest = int(position_ids.max()) + 1 if position_ids.numel() else 0  # left padding takes no position
+        if longest > self.config.n_positions:
             raise WarmstartError(
-                f"{past_len + t} tokens exceed the model's context of {self.config.n_positions}",
+                f"{longest} tokens exceed the model's context of {self.config.n_positions}",
                 "shorten the prompt or lower max_new_tokens",
             )
         x = self.drop(self.wte(input_ids) + self.wpe(position_ids))
