@@ -26,9 +26,27 @@ def real_ids(tokenizer, texts: list[str], length: int) -> torch.Tensor:
     return torch.tensor(rows)
 
 
-def stepwise(decode, ids: torch.Tensor, cut: int, *args):
-    """Decode ``ids[:, :cut]``, then one token, then the rest, through the cache; returns all states."""
-    h1, past = decode(ids[:, :cut], *args)
-    h2, past = decode(ids[:, cut : cut + 1], *args, past)
-    h3, _ = decode(ids[:, cut + 1 :], *args, past)
-    return torch.cat([h1, h2, h3], dim=1)
+def encoder_decoder_inputs(tokenizer, texts: list[str], length: int, padded_from: int):
+    """(input ids, padding mask with row 1 padded from ``padded_from``, decoder ids) of real text."""
+    ids = real_ids(tokenizer, texts[:2], length)
+    mask = torch.ones_like(ids)
+    mask[1, padded_from:] = 0
+    return ids, mask, real_ids(tokenizer, texts[2:4], 25)
+
+
+def assert_logits_match(hf, ours, ids, mask, dec, tol=1e-4):
+    with torch.no_grad():
+        theirs = hf(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+        mine = ours.lm_logits(ours(ids, mask, dec))
+    assert (theirs - mine).abs().max() < tol
+
+
+def assert_cache_matches_full_pass(model, ids, mask, dec, cut: int = 8):
+    """Decoding ``dec[:, :cut]``, then one token, then the rest through the cache equals one full pass."""
+    with torch.no_grad():
+        memory = model.encode(ids, mask)
+        full = model.decode(dec, memory, mask)[0]
+        h1, past = model.decode(dec[:, :cut], memory, mask)
+        h2, past = model.decode(dec[:, cut : cut + 1], memory, mask, past)
+        h3, _ = model.decode(dec[:, cut + 1 :], memory, mask, past)
+    assert (torch.cat([h1, h2, h3], dim=1) - full).abs().max() < 1e-5

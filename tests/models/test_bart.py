@@ -6,7 +6,13 @@ import torch
 from warmstart.models.bart import BartConfig, BartModel, hf_key_map
 from warmstart.models.keymap import from_hf_map, to_hf_map
 
-from .family_helpers import count, preset_model, real_ids, stepwise
+from .family_helpers import (
+    assert_cache_matches_full_pass,
+    assert_logits_match,
+    count,
+    encoder_decoder_inputs,
+    preset_model,
+)
 
 transformers = pytest.importorskip("transformers")
 
@@ -52,14 +58,8 @@ def tiny_pair(vocab: int):
 
 def test_logits_match_transformers_on_real_text(tokenizer, wiki_extracts):
     hf, ours = tiny_pair(tokenizer.vocab_size)
-    ids = real_ids(tokenizer, wiki_extracts[:2], 30)
-    mask = torch.ones_like(ids)
-    mask[1, 20:] = 0
-    dec = real_ids(tokenizer, wiki_extracts[2:4], 25)
-    with torch.no_grad():
-        theirs = hf(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
-        mine = ours.lm_logits(ours(ids, mask, dec))
-    assert (theirs - mine).abs().max() < 1e-4
+    ids, mask, dec = encoder_decoder_inputs(tokenizer, wiki_extracts, 30, 20)
+    assert_logits_match(hf, ours, ids, mask, dec)
 
 
 def test_key_map_round_trips():
@@ -72,15 +72,7 @@ def test_key_map_round_trips():
 
 def test_cached_decoding_equals_full_pass(tokenizer, wiki_extracts):
     _, model = tiny_pair(tokenizer.vocab_size)
-    ids = real_ids(tokenizer, wiki_extracts[:2], 30)
-    mask = torch.ones_like(ids)
-    mask[0, 25:] = 0
-    dec = real_ids(tokenizer, wiki_extracts[2:4], 20)
-    with torch.no_grad():
-        memory = model.encode(ids, mask)
-        full = model.decode(dec, memory, mask)[0]
-        steps = stepwise(lambda d, m, p=None: model.decode(d, m, mask, p), dec, 8, memory)
-    assert (steps - full).abs().max() < 1e-5
+    assert_cache_matches_full_pass(model, *encoder_decoder_inputs(tokenizer, wiki_extracts, 30, 20))
 
 
 def test_positions_beyond_the_table_are_a_clear_error():

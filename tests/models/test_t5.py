@@ -6,7 +6,13 @@ import torch
 from warmstart.models.keymap import from_hf_map, to_hf_map
 from warmstart.models.t5 import T5Config, T5Model, hf_key_map
 
-from .family_helpers import count, preset_model, real_ids, stepwise
+from .family_helpers import (
+    assert_cache_matches_full_pass,
+    assert_logits_match,
+    count,
+    encoder_decoder_inputs,
+    preset_model,
+)
 
 transformers = pytest.importorskip("transformers")
 
@@ -52,14 +58,10 @@ def tiny_pair(vocab: int, ff: str, tied: bool):
 @pytest.mark.parametrize("ff,tied", [("relu", True), ("gated-gelu", False)])
 def test_logits_match_transformers_on_real_text(tokenizer, wiki_extracts, ff, tied):
     hf, ours = tiny_pair(tokenizer.vocab_size, ff, tied)
-    ids = real_ids(tokenizer, wiki_extracts[:2], 40)  # longer than max_distance: far buckets used
-    mask = torch.ones_like(ids)
-    mask[1, 30:] = 0
-    dec = real_ids(tokenizer, wiki_extracts[2:4], 25)
-    with torch.no_grad():
-        theirs = hf(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
-        mine = ours.lm_logits(ours(ids, mask, dec))
-    assert (theirs - mine).abs().max() < 1e-4
+    ids, mask, dec = encoder_decoder_inputs(
+        tokenizer, wiki_extracts, 40, 30
+    )  # longer than max_distance: far buckets used
+    assert_logits_match(hf, ours, ids, mask, dec)
 
 
 def test_key_map_round_trips():
@@ -73,13 +75,7 @@ def test_key_map_round_trips():
 
 def test_cached_decoding_equals_full_pass(tokenizer, wiki_extracts):
     _, model = tiny_pair(tokenizer.vocab_size, "relu", True)
-    ids = real_ids(tokenizer, wiki_extracts[:2], 30)
-    dec = real_ids(tokenizer, wiki_extracts[2:4], 20)
-    with torch.no_grad():
-        memory = model.encode(ids)
-        full = model.decode(dec, memory)[0]
-        steps = stepwise(lambda d, m, p=None: model.decode(d, m, None, p), dec, 8, memory)
-    assert (steps - full).abs().max() < 1e-5
+    assert_cache_matches_full_pass(model, *encoder_decoder_inputs(tokenizer, wiki_extracts, 40, 30))
 
 
 def test_unknown_feed_forward_is_a_clear_error():
