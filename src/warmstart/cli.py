@@ -409,7 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     _raw(ft, help_text(FinetuneConfig))
     ft.add_argument("--init", help="pretrained run or checkpoint directory (init)")
     ft.add_argument("--dataset", help="labeled dataset name or file (data.dataset)")
-    ft.add_argument("--task", help="classification, tagging, extractive_qa or multiple_choice (task.name)")
+    ft.add_argument(
+        "--task",
+        help="classification, tagging, extractive_qa, multiple_choice, text_to_text or multitask (task.name)",
+    )
     ft.add_argument(
         "--from-scratch",
         action="store_true",

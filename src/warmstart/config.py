@@ -61,7 +61,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if origin is list:
         items = value if isinstance(value, list) else [value]
         if isinstance(value, str):  # "1,2,3" from the command line: each item read as a YAML scalar
-            items = [yaml.safe_load(v.strip()) for v in value.split(",") if v.strip()]
+            items = [_scalar(v.strip()) for v in value.split(",") if v.strip()]
         return [_coerce(v, args[0], key) for v in items]
     if tp is Any:
         return value
@@ -76,6 +76,12 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     raise WarmstartError(
         f"config key '{key}' expects {_type_name(tp)}, got {value!r}", f"set it like {key}=<{_type_name(tp)}>"
     )
+
+
+def _scalar(text: str):
+    """One command-line item read as a YAML scalar; text that YAML would read as a mapping stays text."""
+    value = yaml.safe_load(text)
+    return text if isinstance(value, dict) else value
 
 
 def all_keys(cls: type) -> list[str]:

@@ -28,6 +28,7 @@ from warmstart.nn.lora import merge_lora
 from warmstart.pretrained import load_encoder, load_finetuned
 from warmstart.registry import TASKS, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
+from warmstart.tasks.multitask import MultitaskConfig, read_multitask
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
@@ -61,6 +62,7 @@ class FinetuneConfig:
     data: FinetuneDataConfig = dataclasses.field(default_factory=FinetuneDataConfig)
     strategy: StrategyConfig = dataclasses.field(default_factory=StrategyConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    multitask: MultitaskConfig = dataclasses.field(default_factory=MultitaskConfig)
 
 
 # The lectures' recipe: small learning rate, warmup + linear decay, AdamW with bias correction, batch 32.
@@ -100,6 +102,8 @@ def data_options(d: FinetuneDataConfig, kind: str = "labeled") -> DataOptions:
 
 
 def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
+    if cfg.task.name == "multitask":  # several datasets as tagged text pairs (warmstart.tasks.multitask)
+        return read_multitask(cfg, task)
     if not cfg.data.dataset:
         raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
     data = open_dataset(cfg.data.dataset, data_options(cfg.data, task.kind))
@@ -162,7 +166,8 @@ def finetune(
     features = {
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
     }
-    cfg = _settle_steps(cfg, TrainBatches(features["train"], cfg.train.batch_size, 0).batches_per_epoch)
+    batches = getattr(task, "train_batches", TrainBatches)  # multitask: batches mixing the tasks
+    cfg = _settle_steps(cfg, batches(features["train"], cfg.train.batch_size, 0).batches_per_epoch)
     root = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
     if not resume:
         save_config(root, C.to_dict(cfg))
@@ -197,7 +202,7 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
     ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
     result = fit(
         unit,
-        TrainBatches(features["train"], cfg.train.batch_size, seed),
+        getattr(task, "train_batches", TrainBatches)(features["train"], cfg.train.batch_size, seed),
         EvalBatches(features["validation"], cfg.eval_batch_size),
         cfg.train,
         ckpt,

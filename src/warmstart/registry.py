@@ -14,6 +14,7 @@ from warmstart.objectives.span_corruption import SpanCorruption
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
+from warmstart.tasks.multitask import MultitaskTask
 from warmstart.tasks.tagging import TaggingTask
 from warmstart.tasks.text_to_text import TextToTextTask
 
@@ -35,7 +36,14 @@ OBJECTIVES = {
 DEFAULT_OBJECTIVE = {"bert": "mlm", "gpt2": "clm", "t5": "span_corruption", "bart": "denoising"}
 TASKS = {
     t.name: t
-    for t in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask, TextToTextTask)
+    for t in (
+        ClassificationTask,
+        TaggingTask,
+        ExtractiveQATask,
+        MultipleChoiceTask,
+        TextToTextTask,
+        MultitaskTask,
+    )
 }
 
 

@@ -34,7 +34,8 @@ from warmstart.data.order import EpochOrder
 @dataclass
 class TaskConfig:
     name: str = opt(
-        "classification", "task: classification, tagging, extractive_qa, multiple_choice, text_to_text"
+        "classification",
+        "task: classification, tagging, extractive_qa, multiple_choice, text_to_text, multitask",
     )
     problem: str = opt(
         "single_label",
