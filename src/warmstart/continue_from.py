@@ -17,7 +17,17 @@ from warmstart.errors import WarmstartError
 from warmstart.pretrained import model_config, resolve_checkpoint
 from warmstart.tokenization import Tokenizer
 
-CHANGEABLE = {"hidden_dropout_prob", "attention_probs_dropout_prob"}
+# dropout rates of every family (bert, gpt2, t5, bart): the only model keys a continued run may change
+CHANGEABLE = {
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "resid_pdrop",
+    "embd_pdrop",
+    "attn_pdrop",
+    "dropout_rate",
+    "dropout",
+    "attention_dropout",
+}
 
 
 @dataclasses.dataclass
@@ -65,10 +75,12 @@ def load_weights(unit, init: InitSource) -> dict:
     state = load_file(str(init.path / "model.safetensors"))
     own = unit.state_dict()
     take = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
-    missing_encoder = [k for k in own if k.startswith("encoder.") and k not in take]
-    if missing_encoder:
+    body = "model." if hasattr(unit, "model") else "encoder."  # decoders, encoder-decoders / BERT units
+    missing_body = [k for k in own if k.startswith(body) and k not in take]
+    if missing_body:
         raise WarmstartError(
-            f"--init {init.path} lacks encoder weights: {', '.join(missing_encoder[:3])}",
+            f"--init {init.path} lacks model weights (or has them in other shapes): "
+            f"{', '.join(missing_body[:3])}",
             "pass a run or checkpoint written by `warmstart pretrain` or `warmstart finetune`",
         )
     unit.load_state_dict(take, strict=False)

@@ -21,7 +21,7 @@ from warmstart.nn.relative_bias import RelativePositionBias
 
 FEED_FORWARD = {
     "relu": ("relu", False),
-    "gelu": ("gelu_new", False),
+    "gelu": ("gelu", False),
     "gated-gelu": ("gelu_new", True),
     "gated-silu": ("silu", True),
 }

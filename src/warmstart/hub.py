@@ -1,0 +1,239 @@
+"""Hugging Face interop: ``import_hf`` turns a transformers checkpoint into a warmstart model directory (the
+kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` take it); ``export_hf`` turns a
+warmstart run into a directory that transformers' Auto classes load unchanged.
+
+Families (model_type): bert (BertForMaskedLM; with or without ``bert.``; without an MLM head the head starts
+fresh), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5 (T5ForConditionalGeneration), bart
+(BartForConditionalGeneration; with or without ``model.``). Weight names go through each family's key map
+(:mod:`warmstart.models.keymap`); config fields keep their Hugging Face names (the per-family tables live in
+:mod:`warmstart.hub_families`, tokenizers in :mod:`warmstart.hub_tokenizer`). Weights are read from
+safetensors, or from ``pytorch_model.bin`` with ``torch.load(weights_only=True)`` only: never unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import re
+import warnings
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from warmstart.errors import WarmstartError
+from warmstart.hub_families import (
+    TOKEN_IDS,
+    TOP_LEVEL,
+    Family,
+    config_from_hf,
+    config_to_hf,
+    family,
+    from_hf_state,
+    refuse,
+    to_hf_state,
+)
+from warmstart.hub_tokenizer import load_hf_tokenizer
+
+FIX_OUT = "pass --overwrite to replace it, or choose another --out"
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
+    """Refuse a non-empty ``out`` unless ``overwrite``, and an ``out`` that holds one of ``sources``."""
+    refuse(out.exists() and not out.is_dir(), f"{out} exists and is not a directory", "choose another --out")
+    refuse(out.is_dir() and any(out.iterdir()) and not overwrite, f"{out} already exists", FIX_OUT)
+    for s in sources:
+        inside = out.resolve() == s.resolve() or out.resolve() in s.resolve().parents
+        refuse(inside, f"--out {out} would replace the model it reads", "choose another --out")
+
+
+# ---------------------------------------------------------------------------------------------- reading
+def read_state(src: Path) -> dict:
+    """All tensors of an HF directory: model.safetensors, sharded safetensors, else pytorch_model.bin."""
+    for name, load in (("model.safetensors", lambda p: load_file(str(p))), ("pytorch_model.bin", _load_bin)):
+        if (src / name).is_file():
+            return load(src / name)
+        index = src / f"{name}.index.json"
+        if index.is_file():
+            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            lost = [s for s in shards if not (src / s).is_file()]
+            refuse(bool(lost), f"{index} names missing shards: {', '.join(lost[:3])}", "download all shards")
+            return {k: v for s in shards for k, v in load(src / s).items()}
+    raise WarmstartError(
+        f"no weights in {src} (model.safetensors, model.safetensors.index.json or pytorch_model.bin)",
+        "pass the directory transformers' save_pretrained wrote",
+    )
+
+
+def _load_bin(path: Path) -> dict:
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r"GLOBAL (\S+)", str(exc))
+        names = f": it names {found.group(1)}" if found else ""
+        raise WarmstartError(
+            f"{path} is not a plain weights file (loading it would run code{names})",
+            "warmstart loads weights only: convert it to model.safetensors where you trust its source",
+        ) from None
+    except Exception as exc:
+        raise WarmstartError(f"{path} could not be read ({_short(exc)})", "download it again") from None
+    refuse(
+        not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()),
+        f"{path} does not hold a dictionary of tensors",
+        "pass a checkpoint written by transformers",
+    )
+    return state
+
+
+def resolve_source(src: str | Path) -> Path:
+    """A local model directory, or a hub id downloaded by huggingface_hub (HF_HUB_OFFLINE honoured)."""
+    path = Path(src)
+    if path.is_dir():
+        return path
+    if path.exists() or not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", str(src)):
+        raise WarmstartError(
+            f"{src} is not a model directory", "pass a directory with config.json and weights"
+        )
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise WarmstartError(
+            f"{src} is not a local directory, and huggingface_hub is not installed to download it",
+            "pip install huggingface_hub, or pass a local model directory",
+        ) from None
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    patterns = ["*.json", "*.safetensors", "*.txt", "*.model"]
+    try:
+        got = Path(snapshot_download(str(src), allow_patterns=patterns, local_files_only=offline))
+        if not any(got.glob("*.safetensors")):
+            got = Path(snapshot_download(str(src), allow_patterns=[*patterns, "pytorch_model*.bin"],
+                                         local_files_only=offline))  # fmt: skip
+    except Exception as exc:
+        if offline:
+            why = "HF_HUB_OFFLINE is set and it is not in the local cache"
+        elif re.search(r"Connect|Errno|resolve|timed out|Timeout", str(exc)):
+            why = "the hub cannot be reached from here"
+        else:
+            why = f"{type(exc).__name__} ({_short(exc)[:120]})"
+        raise WarmstartError(
+            f"{src} is not a local directory and could not be downloaded from the hub: {why}",
+            "download it where there is internet (`hf download ID --local-dir DIR`) and pass DIR",
+        ) from None
+    return got
+
+
+def _canonical(state: dict, fam: Family) -> dict:
+    """Names as in the LM-head class: the base prefix added when missing; LayerNorm gamma/beta renamed."""
+    state = {re.sub(r"\.gamma$", ".weight", re.sub(r"\.beta$", ".bias", k)): v for k, v in state.items()}
+    if not fam.prefix or any(k.startswith(fam.prefix) for k in state):
+        return state
+    return {(k if k.startswith(TOP_LEVEL) else fam.prefix + k): v for k, v in state.items()}
+
+
+def _config_json(d: Path, what: str) -> dict:
+    refuse(not (d / "config.json").is_file(), f"no config.json in {d}", f"pass {what}")
+    try:
+        return json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise WarmstartError(
+            f"{d / 'config.json'} is not valid JSON ({_short(exc)})", f"pass {what}"
+        ) from None
+
+
+def import_hf(src: str | Path, out: str | Path, overwrite: bool = False) -> Path:
+    """Convert the transformers model ``src`` (a directory or a hub id) into the warmstart model directory
+    ``out`` (config.json, model.safetensors with the pretraining unit's names, tokenizer); returns ``out``."""
+    from warmstart.pretrain import build_unit, config_class, model_config_json
+    from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
+
+    out = Path(out)
+    _check_out(out, overwrite)
+    d = resolve_source(src)
+    _check_out(out, overwrite, d)
+    hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
+    arch = hf.get("model_type")
+    fam = family(arch, d)
+    state = _canonical(read_state(d), fam)
+    cfg = config_from_hf(arch, hf, state)
+    tokenizer = load_hf_tokenizer(d, getattr(cfg, "max_length", None))
+    n, v = tokenizer.vocab_size, cfg.vocab_size
+    refuse(n > v or (arch == "bert" and n != v), f"the tokenizer in {d} has {n} tokens, the model {v}",
+           "pass the tokenizer the model was trained with")  # fmt: skip
+    pc = config_class({"arch": arch})(arch=arch, objective=fam.objective, model=cfg)
+    with torch.random.fork_rng(devices=[]):
+        unit = build_unit(pc, tokenizer)
+    weights, fresh, dropped = from_hf_state(fam, cfg, state, unit.state_dict(), d)
+    missing, _ = unit.load_state_dict(weights, strict=False)
+    if set(missing) - set(fresh):  # from_hf_state checked the names: this would be a key-map bug
+        raise RuntimeError(f"not loaded: {sorted(set(missing) - set(fresh))[:3]}")
+    if [f for f in fresh if not f.endswith("final_logits_bias")]:
+        warnings.warn(f"{src} has no masked-LM head (cls.predictions.*): the head starts fresh", stacklevel=2)
+    if dropped:
+        heads = sorted({k.rsplit(".", 1)[0] for k in dropped})
+        warnings.warn(f"{src}: task heads not imported: {', '.join(heads[:4])}", stacklevel=2)
+    config_json = model_config_json(pc, tokenizer)
+    for key in TOKEN_IDS:
+        value = hf.get(key)
+        if key in config_json and value is not None:
+            config_json[key] = value[0] if isinstance(value, list) else value
+    config_json["warmstart"]["imported_from"] = str(src)
+
+    def write(tmp: Path) -> None:
+        write_json(config_json, tmp / "config.json")
+        save_weights(unit, tmp / "model.safetensors")
+        tokenizer.save(tmp)
+
+    return atomic_dir(out, write)
+
+
+def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path:
+    """Write the model of the warmstart run or model directory ``run`` as a transformers directory ``out``:
+    config.json, model.safetensors and a tokenizer AutoTokenizer loads; returns ``out``."""
+    from warmstart.pretrained import model_config, resolve_checkpoint
+    from warmstart.tokenization import Tokenizer
+    from warmstart.train.checkpoint import atomic_dir, write_json
+
+    out, d = Path(out), resolve_checkpoint(run)
+    _check_out(out, overwrite, Path(run), d)
+    run_config = _config_json(d, "a run or model directory written by warmstart")
+    block = run_config.get("warmstart", {})
+    arch = block.get("arch", run_config.get("model_type", "bert"))
+    fam = family(arch, d)
+    cfg, model_cls = model_config(run_config)
+    state = load_file(str(d / "model.safetensors"))
+    with torch.device("meta"):
+        want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
+    bad = [k for k, s in want.items() if k not in state or state[k].shape != s]
+    refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
+           "pass a run or checkpoint written by warmstart")  # fmt: skip
+    heads = {ours for ours, _ in fam.heads}
+    extra = sorted({k.split(".")[0] for k in state if k not in want and k not in heads})
+    refuse(
+        bool(extra) and "task" in block,
+        f"{d} is a finetuned {block.get('task', {}).get('name')} model, "
+        f"whose head ({', '.join(extra)}) is not exported yet",
+        "export the pretrained run it started from",
+    )
+    if extra:
+        warnings.warn(
+            f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
+        )
+    hf_class = fam.hf_class if heads <= state.keys() else "BertModel"  # BERT without its MLM head
+    fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
+    tensors = {k: v.contiguous() for k, v in to_hf_state(fam, cfg, state).items()}
+    hf_config = config_to_hf(arch, cfg, run_config, hf_class)
+    hf_config["dtype"] = str(next(iter(tensors.values())).dtype).removeprefix("torch.")
+    tokenizer = Tokenizer.load(d)
+
+    def write(tmp: Path) -> None:
+        write_json(hf_config, tmp / "config.json")
+        save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tokenizer.save(tmp)
+
+    return atomic_dir(out, write)
