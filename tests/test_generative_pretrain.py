@@ -66,3 +66,17 @@ def test_sequence_longer_than_the_context_names_the_family_key(bpe_shards, tmp_p
 def test_model_keys_of_another_family_are_unknown(bpe_shards, tmp_path):
     with pytest.raises(WarmstartError, match="unknown config key 'model.hidden_size'"):
         _run("gpt2", bpe_shards, tmp_path / "run", extra=["model.hidden_size=32"])
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "t5"])
+def test_continued_pretraining_loads_every_weight(arch, bpe_shards, unigram_shards, tmp_path):
+    shards = unigram_shards if arch == "t5" else bpe_shards
+    _run(arch, shards, tmp_path / "first", steps=4)
+    flags = {"out": str(tmp_path / "second"), "init": str(tmp_path / "first"), "train": {"steps": 2}}
+    flags["data"] = {"shards": str(shards)}
+    pretrain(
+        None, None, flags, TRAIN + ["model.dropout_rate=0.0" if arch == "t5" else "model.resid_pdrop=0.0"]
+    )
+    info = json.loads((tmp_path / "second" / "init.json").read_text())
+    model, _, _ = load_generator(tmp_path / "first")
+    assert info["loaded_tensors"] == len(model.state_dict()) and info["fresh"] == []

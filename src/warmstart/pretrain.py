@@ -68,6 +68,7 @@ def resolve(
     explicit = C.merge(explicit, flags)
     for o in overrides:
         explicit = C.merge(explicit, C.parse_override(o))
+    explicit["arch"] = family(explicit)
     cfg = C.from_dict(config_class(explicit), explicit)  # validates keys and types
     return C.to_dict(cfg), explicit
 
@@ -93,8 +94,21 @@ def family_help() -> str:
     return "\n\nmodel keys of the other families (model.* above are bert's):\n" + "\n".join(lines)
 
 
+def family(explicit: dict) -> str:
+    """The model family: ``arch`` as given, else the family of the ``init`` checkpoint, else bert."""
+    arch = explicit.get("arch")
+    if not arch and explicit.get("init"):
+        import json
+
+        from warmstart.pretrained import resolve_checkpoint
+
+        config_json = json.loads((resolve_checkpoint(explicit["init"]) / "config.json").read_text())
+        arch = config_json.get("warmstart", {}).get("arch", config_json.get("model_type"))
+    return str(arch or "bert")
+
+
 def config_class(explicit: dict) -> type:
-    """PretrainConfig with the ``model`` section of the family ``arch`` names (BERT's by default)."""
+    """PretrainConfig with the ``model`` section of the family ``explicit["arch"]`` (BERT's by default)."""
     return _family_config(str(explicit.get("arch") or "bert"))
 
 
