@@ -375,11 +375,11 @@ def test_a_directory_without_weights(capsys, bert_src, tmp_path):
 
 
 def test_an_unsupported_model_type_lists_the_supported_ones(capsys, tmp_path):
-    src = tmp_path / "roberta"
+    src = tmp_path / "deberta"
     src.mkdir()
-    (src / "config.json").write_text(json.dumps({"model_type": "roberta", "vocab_size": 50}))
+    (src / "config.json").write_text(json.dumps({"model_type": "deberta-v2", "vocab_size": 50}))
     code, _, err = run(capsys, "import", src, "--out", tmp_path / "out")
-    assert_one_line_error(code, err, "roberta", "bert, gpt2, t5, bart")
+    assert_one_line_error(code, err, "deberta-v2", "bert, roberta, albert, electra, gpt2, t5, bart")
 
 
 def test_a_tensor_of_the_wrong_shape_is_named(capsys, bert_src, tmp_path):

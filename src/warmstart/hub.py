@@ -3,11 +3,20 @@ kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` tak
 warmstart run into a directory that transformers' Auto classes load unchanged.
 
 Families (model_type): bert (BertForMaskedLM; with or without ``bert.``; without an MLM head the head starts
-fresh), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5 (T5ForConditionalGeneration), bart
-(BartForConditionalGeneration; with or without ``model.``). Weight names go through each family's key map
-(:mod:`warmstart.models.keymap`); config fields keep their Hugging Face names (the per-family tables live in
-:mod:`warmstart.hub_families`, tokenizers in :mod:`warmstart.hub_tokenizer`). Weights are read from
-safetensors, or from ``pytorch_model.bin`` with ``torch.load(weights_only=True)`` only: never unpickled.
+fresh), roberta (RobertaForMaskedLM), albert (AlbertForMaskedLM), electra (ElectraForPreTraining: the
+discriminator; the generator starts fresh), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5
+(T5ForConditionalGeneration), bart (BartForConditionalGeneration; with or without ``model.``). The encoder
+families' task classes (*ForSequenceClassification, *ForTokenClassification, *ForQuestionAnswering) import as
+finetuned runs and finetuned runs export as them (:mod:`warmstart.hub_heads`). Weight names go through each
+family's key map (:mod:`warmstart.models.keymap`); config fields keep their Hugging Face names (the per-family
+tables live in :mod:`warmstart.hub_families`, tokenizers in :mod:`warmstart.hub_tokenizer`). Weights are read
+from safetensors, or from ``pytorch_model.bin`` with ``torch.load(weights_only=True)`` only: never unpickled.
+
+RoBERTa's positions: transformers numbers the tokens from ``pad_token_id + 1`` and skips padding tokens
+(``create_position_ids_from_input_ids``), warmstart numbers them 0, 1, ... whatever they are. Import drops the
+first ``pad_token_id + 1`` rows of the table and export puts that many zero rows in front, so the outputs are
+equal for right-padded (or unpadded) batches; with LEFT padding the real tokens of a padded row get other
+positions in the two libraries (transformers': as if unpadded; warmstart's: shifted by the padding).
 """
 
 from __future__ import annotations
@@ -31,9 +40,18 @@ from warmstart.hub_families import (
     config_from_hf,
     config_to_hf,
     family,
-    from_hf_state,
     refuse,
+)
+from warmstart.hub_heads import (
+    base_name,
+    export_family,
+    export_task,
+    from_hf_state,
+    import_task,
+    padded,
+    task_unit,
     to_hf_state,
+    warn_heads,
 )
 from warmstart.hub_tokenizer import load_hf_tokenizer
 
@@ -157,32 +175,34 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False) -> Path
     d = resolve_source(src)
     _check_out(out, overwrite, d)
     hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
-    arch = hf.get("model_type")
-    fam = family(arch, d)
+    name = hf.get("model_type")
+    fam = family(name, d)
     state = _canonical(read_state(d), fam)
-    cfg = config_from_hf(arch, hf, state)
+    fam = padded(fam, hf.get("pad_token_id"))
+    task = import_task(name, fam, hf, state, hf.get("max_position_embeddings", 512) - fam.position_offset)
+    cfg = config_from_hf(name, hf, state)
     tokenizer = load_hf_tokenizer(d, getattr(cfg, "max_length", None))
-    n, v = tokenizer.vocab_size, cfg.vocab_size
+    n, v, arch = tokenizer.vocab_size, cfg.vocab_size, fam.arch
     refuse(n > v or (arch == "bert" and n != v), f"the tokenizer in {d} has {n} tokens, the model {v}",
            "pass the tokenizer the model was trained with")  # fmt: skip
     pc = config_class({"arch": arch})(arch=arch, objective=fam.objective, model=cfg)
-    with torch.random.fork_rng(devices=[]):
-        unit = build_unit(pc, tokenizer)
-    weights, fresh, dropped = from_hf_state(fam, cfg, state, unit.state_dict(), d)
-    missing, _ = unit.load_state_dict(weights, strict=False)
-    if set(missing) - set(fresh):  # from_hf_state checked the names: this would be a key-map bug
-        raise RuntimeError(f"not loaded: {sorted(set(missing) - set(fresh))[:3]}")
-    if [f for f in fresh if not f.endswith("final_logits_bias")]:
-        warnings.warn(f"{src} has no masked-LM head (cls.predictions.*): the head starts fresh", stacklevel=2)
-    if dropped:
-        heads = sorted({k.rsplit(".", 1)[0] for k in dropped})
-        warnings.warn(f"{src}: task heads not imported: {', '.join(heads[:4])}", stacklevel=2)
     config_json = model_config_json(pc, tokenizer)
     for key in TOKEN_IDS:
         value = hf.get(key)
         if key in config_json and value is not None:
             config_json[key] = value[0] if isinstance(value, list) else value
-    config_json["warmstart"]["imported_from"] = str(src)
+    config_json["warmstart"].update(imported_from=str(src), hf_model_type=name)
+    with torch.random.fork_rng(devices=[]):
+        unit = build_unit(pc, tokenizer)
+        if task is not None:  # a finetuned run: the task's head on the encoder, config.json with the task
+            unit, config_json = task_unit(task, unit.encoder, tokenizer, config_json)
+    weights, fresh, dropped = from_hf_state(fam, cfg, state, unit.state_dict(), d)
+    weights.update(task["tensors"] if task else {})
+    missing, _ = unit.load_state_dict(weights, strict=False)
+    lost = [m for m in missing if m not in fresh and not m.startswith(fam.fresh)]
+    if lost:  # from_hf_state checked the names: this would be a key-map bug
+        raise RuntimeError(f"not loaded: {lost[:3]}")
+    warn_heads(src, fam, fresh, dropped, finetuned=task is not None)
 
     def write(tmp: Path) -> None:
         write_json(config_json, tmp / "config.json")
@@ -203,9 +223,10 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     _check_out(out, overwrite, Path(run), d)
     run_config = _config_json(d, "a run or model directory written by warmstart")
     block = run_config.get("warmstart", {})
-    arch = block.get("arch", run_config.get("model_type", "bert"))
-    fam = family(arch, d)
     cfg, model_cls = model_config(run_config)
+    tokenizer = Tokenizer.load(d)
+    arch = export_family(block.get("arch", run_config.get("model_type", "bert")), block, cfg, tokenizer.kind)
+    fam = padded(family(arch, d), run_config.get("pad_token_id"))
     state = load_file(str(d / "model.safetensors"))
     with torch.device("meta"):
         want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
@@ -213,23 +234,20 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
            "pass a run or checkpoint written by warmstart")  # fmt: skip
     heads = {ours for ours, _ in fam.heads}
-    extra = sorted({k.split(".")[0] for k in state if k not in want and k not in heads})
-    refuse(
-        bool(extra) and "task" in block,
-        f"{d} is a finetuned {block.get('task', {}).get('name')} model, "
-        f"whose head ({', '.join(extra)}) is not exported yet",
-        "export the pretrained run it started from",
-    )
-    if extra:
-        warnings.warn(
-            f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
-        )
-    hf_class = fam.hf_class if heads <= state.keys() else "BertModel"  # BERT without its MLM head
-    fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
-    tensors = {k: v.contiguous() for k, v in to_hf_state(fam, cfg, state).items()}
-    hf_config = config_to_hf(arch, cfg, run_config, hf_class)
+    if "task" in block:
+        hf_class, tensors, task_config = export_task(arch, fam, cfg, block, state)
+    else:
+        extra = sorted({k.split(".")[0] for k in state if k not in want and k not in heads})
+        if extra:
+            warnings.warn(
+                f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
+            )
+        hf_class = fam.hf_class if heads <= state.keys() else base_name(fam) + "Model"  # without its head
+        fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
+        tensors, task_config = to_hf_state(fam, cfg, state), {}
+    tensors = {k: v.contiguous() for k, v in tensors.items()}
+    hf_config = {**config_to_hf(arch, cfg, run_config, hf_class), **task_config}
     hf_config["dtype"] = str(next(iter(tensors.values())).dtype).removeprefix("torch.")
-    tokenizer = Tokenizer.load(d)
 
     def write(tmp: Path) -> None:
         write_json(hf_config, tmp / "config.json")

@@ -1,6 +1,11 @@
 """The families `warmstart import` / `warmstart export` convert, and how each maps to transformers: config
 fields (the same names; options without an equivalent are refused), weight names (each model file's key map
 plus the heads outside the base model) and the tensors transformers saves twice or keeps as buffers.
+
+roberta, albert and electra are configs of warmstart's one encoder (arch bert): RoBERTa is ``type_vocab_size
+1`` whose position table transformers offsets by ``pad_token_id + 1`` (2) rows (import drops them, export puts
+zero rows in front); ALBERT is ``embedding_size`` + ``share_layers`` (num_hidden_groups 1; unshared: one group
+per layer); ELECTRA is the discriminator (``embedding_size``, no pooler) with its replaced-token head.
 """
 
 from __future__ import annotations
@@ -14,17 +19,17 @@ import torch
 
 from warmstart.errors import WarmstartError
 from warmstart.models import bart, bert, gpt2, t5
-from warmstart.models.keymap import from_hf_map, to_hf_map
 from warmstart.nn.mlp import ACTIVATIONS
 
-SUPPORTED = ("bert", "gpt2", "t5", "bart")
+SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart")
 TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
 # heads of other transformers classes: never part of the base model, dropped on import with a warning
-DROPPED = ("cls.seq_relationship.", "classifier.", "qa_outputs.", "score.", "classification_head.")
-TOP_LEVEL = ("cls.", "lm_head.", "final_logits_bias", *DROPPED)  # names outside the base model's prefix
+DROPPED = ("cls.seq_relationship.", "classifier.", "qa_outputs.", "score.", "classification_head.",
+           "sop_classifier.", "generator_predictions.", "generator_lm_head.")  # fmt: skip
+TOP_LEVEL = ("cls.", "lm_head.", "final_logits_bias", "predictions.", "discriminator_predictions.", *DROPPED)
 BUFFERS = re.compile(  # saved by some transformers versions, recomputed by every model
-    r"(bert\.)?embeddings\.position_ids|transformer\.h\.\d+\.attn\.(masked_)?bias|model\.(en|de)coder\.version"
-    r"|decoder\.block\.0\.layer\.1\.EncDecAttention\.relative_attention_bias\.weight"
+    r"(\w+\.)?embeddings\.(position_ids|token_type_ids)|transformer\.h\.\d+\.attn\.(masked_)?bias"
+    r"|model\.(en|de)coder\.version|decoder\.block\.0\.layer\.1\.EncDecAttention\.relative_attention_bias\.weight"
 )
 ACT_ALIASES = {"swish": "silu", "gelu_pytorch_tanh": "gelu_new"}
 BERT_HF_FIELDS = {
@@ -32,6 +37,7 @@ BERT_HF_FIELDS = {
     "max_position_embeddings", "type_vocab_size", "hidden_act", "hidden_dropout_prob",
     "attention_probs_dropout_prob", "layer_norm_eps", "initializer_range",
 }  # fmt: skip
+POSITIONS = "embeddings.position_embeddings.weight"
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,10 @@ class Family:
     tied: tuple = ()  # (HF duplicate, the HF tensor it equals): dropped on import
     transposed: tuple = ()
     only_ours: frozenset = frozenset()  # config fields transformers does not have
+    arch: str = "bert"  # the warmstart model
+    position_offset: int = 0  # rows in front of transformers' position table (RoBERTa: pad_token_id + 1)
+    fresh: tuple = ()  # unit names no transformers checkpoint of this class holds (ELECTRA's generator)
+    identity: str = ""  # a projection transformers always has, written as the identity when ours has none
 
 
 def _bert_groups(c):
@@ -53,29 +63,89 @@ def _bert_groups(c):
     return [(keys, bert.HF_FUSED, c.num_hidden_layers)]
 
 
-_MLM_HEAD = tuple(
-    (f"head.{ours}.{p}", f"cls.predictions.transform.{theirs}.{p}")
-    for ours, theirs in (("dense", "dense"), ("norm", "LayerNorm"))
-    for p in ("weight", "bias")
-) + (("head.bias", "cls.predictions.bias"),)
+def _pairs(ours: str, theirs: str) -> list:
+    return [(f"{ours}.{p}", f"{theirs}.{p}") for p in ("weight", "bias")]
+
+
+def _factorized(c) -> bool:
+    return c.embedding_size not in (None, c.hidden_size)
+
+
+ALBERT_LAYER = {"attention.self.": "attention.", "attention.output.dense": "attention.dense",
+                "attention.output.LayerNorm": "attention.LayerNorm", "intermediate.dense": "ffn",
+                "output.dense": "ffn_output", "output.LayerNorm": "full_layer_layer_norm"}  # fmt: skip
+
+
+def _albert(theirs: str) -> str:
+    """BERT's name of a block weight -> ALBERT's (block i = layer group i, of one layer)."""
+    rest = theirs.removeprefix("encoder.layer.{i}.")
+    if rest == theirs:
+        return theirs
+    old = next(k for k in ALBERT_LAYER if rest.startswith(k))
+    return "encoder.albert_layer_groups.{i}.albert_layers.0." + ALBERT_LAYER[old] + rest[len(old) :]
+
+
+def _albert_groups(c):
+    keys = [(o, _albert(t)) for o, t in bert.HF_KEYS]
+    keys += _pairs("embed_project", "encoder.embedding_hidden_mapping_in") if _factorized(c) else []
+    keys += _pairs("pooler", "pooler") if c.pooler else []
+    fused = [(o, [_albert(p) for p in parts]) for o, parts in bert.HF_FUSED]
+    return [(keys, fused, 1 if c.share_layers else c.num_hidden_layers)]
+
+
+def _electra_groups(c):
+    keys = bert.HF_KEYS + (_pairs("embed_project", "embeddings_project") if _factorized(c) else [])
+    return [(keys, bert.HF_FUSED, c.num_hidden_layers)]
+
+
+def _mlm_head(dense: str, norm: str, bias: str) -> tuple:
+    return (*_pairs("head.dense", dense), *_pairs("head.norm", norm), ("head.bias", bias))
+
+
+def _tied_head(decoder: str, bias: str, prefix: str) -> tuple:
+    return (f"{decoder}.weight", f"{prefix}embeddings.word_embeddings.weight"), (f"{decoder}.bias", bias)
+
+
+ONLY_BERT = frozenset(f.name for f in dataclasses.fields(bert.BertConfig)) - BERT_HF_FIELDS
+_MLM_HEAD = _mlm_head("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                      "cls.predictions.bias")  # fmt: skip
+_DISCRIMINATOR = (
+    *_pairs("discriminator_head.dense", "discriminator_predictions.dense"),
+    *_pairs("discriminator_head.prediction", "discriminator_predictions.dense_prediction"),
+)
 FAMILIES = {
     "bert": Family(
         "mlm", "bert.", "encoder.", "BertForMaskedLM", _bert_groups, "hidden_act",
-        heads=_MLM_HEAD,
-        tied=(("cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight"),
-              ("cls.predictions.decoder.bias", "cls.predictions.bias")),
-        only_ours=frozenset(f.name for f in dataclasses.fields(bert.BertConfig)) - BERT_HF_FIELDS,
+        heads=_MLM_HEAD, tied=_tied_head("cls.predictions.decoder", "cls.predictions.bias", "bert."),
+        only_ours=ONLY_BERT,
+    ),
+    "roberta": Family(
+        "mlm", "roberta.", "encoder.", "RobertaForMaskedLM", _bert_groups, "hidden_act",
+        heads=_mlm_head("lm_head.dense", "lm_head.layer_norm", "lm_head.bias"),
+        tied=_tied_head("lm_head.decoder", "lm_head.bias", "roberta."), only_ours=ONLY_BERT,
+        position_offset=2,
+    ),
+    "albert": Family(
+        "mlm", "albert.", "encoder.", "AlbertForMaskedLM", _albert_groups, "hidden_act",
+        heads=_mlm_head("predictions.dense", "predictions.LayerNorm", "predictions.bias"),
+        tied=_tied_head("predictions.decoder", "predictions.bias", "albert."),
+        only_ours=ONLY_BERT - {"embedding_size"}, identity="encoder.embedding_hidden_mapping_in",
+    ),
+    "electra": Family(
+        "electra", "electra.", "encoder.", "ElectraForPreTraining", _electra_groups, "hidden_act",
+        heads=_DISCRIMINATOR, only_ours=ONLY_BERT - {"embedding_size"},
+        fresh=("generator.", "generator_head."),
     ),
     "gpt2": Family(
         "clm", "transformer.", "model.", "GPT2LMHeadModel", lambda c: [(gpt2.HF_KEYS, [], c.n_layer)],
         "activation_function", tied=(("lm_head.weight", "transformer.wte.weight"),),
-        transposed=gpt2.HF_TRANSPOSED,
+        transposed=gpt2.HF_TRANSPOSED, arch="gpt2",
     ),
     "t5": Family(
         "span_corruption", "", "model.", "T5ForConditionalGeneration", t5.hf_key_map,
         tied=tuple((f"{name}.weight", "shared.weight")
                    for name in ("encoder.embed_tokens", "decoder.embed_tokens", "lm_head")),
-        only_ours=frozenset({"max_length"}),
+        only_ours=frozenset({"max_length"}), arch="t5",
     ),
     "bart": Family(
         "denoising", "model.", "model.", "BartForConditionalGeneration", bart.hf_key_map,
@@ -83,7 +153,7 @@ FAMILIES = {
         tied=(("model.encoder.embed_tokens.weight", "model.shared.weight"),
               ("model.decoder.embed_tokens.weight", "model.shared.weight"),
               ("lm_head.weight", "model.shared.weight")),
-        only_ours=frozenset({"layer_norm_eps"}),
+        only_ours=frozenset({"layer_norm_eps"}), arch="bart",
     ),
 }  # fmt: skip
 
@@ -117,10 +187,39 @@ def _odd(hf: dict, flags, what: str) -> None:
     refuse(bool(odd), f"{what} with {', '.join(odd)} cannot be imported")
 
 
+ENCODER_FLAGS = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
+
+
 def _bert_in(hf: dict, kw: dict, state: dict) -> None:
-    flags = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False}
-    _odd(hf, flags, "a BERT")
+    _odd(hf, ENCODER_FLAGS, "a BERT")
     kw["pooler"] = "bert.pooler.dense.weight" in state
+
+
+def _roberta_in(hf: dict, kw: dict, state: dict) -> None:
+    _odd(hf, {**ENCODER_FLAGS, "hidden_act": "gelu"}, "a RoBERTa")  # its LM head runs gelu in any case
+    kw["max_position_embeddings"] = hf.get("max_position_embeddings", 514) - (hf["pad_token_id"] + 1)
+    kw["pooler"] = "roberta.pooler.dense.weight" in state
+
+
+def _albert_in(hf: dict, kw: dict, state: dict) -> None:
+    _odd(hf, {"position_embedding_type": "absolute", "inner_group_num": 1}, "an ALBERT")
+    layers, groups = hf.get("num_hidden_layers", 12), hf.get("num_hidden_groups", 1)
+    refuse(groups not in (1, layers), f"an ALBERT with num_hidden_groups={groups} of {layers} layers "
+           "cannot be imported", "warmstart shares one block by all layers (1 group) or none")  # fmt: skip
+    kw.update(share_layers=groups == 1 and layers > 1, pooler="albert.pooler.weight" in state)
+    if kw.get("embedding_size", 128) == kw.get("hidden_size", 4096):
+        w, b = (state.get(f"albert.encoder.embedding_hidden_mapping_in.{p}") for p in ("weight", "bias"))
+        same = w is not None and b is not None and torch.equal(w, torch.eye(len(w))) and not b.any()
+        refuse(not same, "an ALBERT whose embedding_size equals hidden_size still projects its "
+               "embeddings, which warmstart's encoder does not")  # fmt: skip
+        kw["embedding_size"] = None
+
+
+def _electra_in(hf: dict, kw: dict, state: dict) -> None:
+    _odd(hf, ENCODER_FLAGS, "an ELECTRA")
+    kw["pooler"] = False  # ELECTRA has none
+    if kw.get("embedding_size") == kw.get("hidden_size"):
+        kw["embedding_size"] = None
 
 
 def _gpt2_in(hf: dict, kw: dict, state: dict) -> None:
@@ -151,12 +250,29 @@ def _bart_in(hf: dict, kw: dict, state: dict) -> None:
     _odd(hf, flags, "a BART")
 
 
-def _bert_out(cfg, out: dict) -> None:
-    odd = [k for k in ("pre_ln", "share_layers", "relative_attention") if getattr(cfg, k)]
-    odd += [] if cfg.embedding_size in (None, cfg.hidden_size) else ["embedding_size"]
+def _encoder_out(cfg, name: str, allow=()) -> None:
+    odd = [k for k in ("pre_ln", "share_layers", "relative_attention") if getattr(cfg, k) and k not in allow]
+    odd += ["embedding_size"] if _factorized(cfg) and "embedding_size" not in allow else []
     odd += [] if cfg.position_biased_input else ["position_biased_input=false"]
-    refuse(bool(odd), f"transformers' BERT has no equivalent of model.{', model.'.join(odd)}",
+    refuse(bool(odd), f"transformers' {name} has no equivalent of model.{', model.'.join(odd)}",
            "export a plain BERT (post-LN, absolute positions, unshared layers)")  # fmt: skip
+
+
+def _roberta_out(cfg, out: dict) -> None:
+    _encoder_out(cfg, "RoBERTa")
+    refuse(cfg.hidden_act != "gelu", f"transformers' RoBERTa LM head runs gelu, the model {cfg.hidden_act}")
+    out["max_position_embeddings"] = cfg.max_position_embeddings + out["pad_token_id"] + 1
+
+
+def _albert_out(cfg, out: dict) -> None:
+    _encoder_out(cfg, "ALBERT", ("share_layers", "embedding_size"))
+    out.update(embedding_size=cfg.embedding_size or cfg.hidden_size, inner_group_num=1)
+    out["num_hidden_groups"] = 1 if cfg.share_layers else cfg.num_hidden_layers
+
+
+def _electra_out(cfg, out: dict) -> None:
+    _encoder_out(cfg, "ELECTRA", ("embedding_size",))
+    out["embedding_size"] = cfg.embedding_size or cfg.hidden_size
 
 
 def _t5_out(cfg, out: dict) -> None:
@@ -171,8 +287,11 @@ def _bart_out(cfg, out: dict) -> None:
     out.update(is_encoder_decoder=True, forced_eos_token_id=None, forced_bos_token_id=None)
 
 
-IMPORT_FIX = {"bert": _bert_in, "gpt2": _gpt2_in, "t5": _t5_in, "bart": _bart_in}
-EXPORT_FIX = {"bert": _bert_out, "gpt2": lambda cfg, out: None, "t5": _t5_out, "bart": _bart_out}
+IMPORT_FIX = {"bert": _bert_in, "roberta": _roberta_in, "albert": _albert_in, "electra": _electra_in,
+              "gpt2": _gpt2_in, "t5": _t5_in, "bart": _bart_in}  # fmt: skip
+EXPORT_FIX = {"bert": lambda cfg, out: _encoder_out(cfg, "BERT"), "roberta": _roberta_out,
+              "albert": _albert_out, "electra": _electra_out, "gpt2": lambda cfg, out: None,
+              "t5": _t5_out, "bart": _bart_out}  # fmt: skip
 
 
 def config_from_hf(arch: str, hf: dict, state: dict):
@@ -180,8 +299,8 @@ def config_from_hf(arch: str, hf: dict, state: dict):
     does not: whether BERT has a pooler, T5 v1.1's head (it may be added to ``state``)."""
     from warmstart.registry import MODELS
 
-    config_cls, _ = MODELS[arch]
     fam = FAMILIES[arch]
+    config_cls, _ = MODELS[fam.arch]
     names = {f.name for f in dataclasses.fields(config_cls)} - fam.only_ours
     kw = {k: hf[k] for k in names if k in hf}
     if fam.act in kw:
@@ -194,55 +313,6 @@ def config_to_hf(arch: str, cfg, run_config: dict, hf_class: str) -> dict:
     """transformers' config.json of a warmstart model config (token ids from the run's config.json)."""
     out = {"model_type": arch, "architectures": [hf_class], "tie_word_embeddings": True}
     out.update({k: v for k, v in dataclasses.asdict(cfg).items() if k not in FAMILIES[arch].only_ours})
-    EXPORT_FIX[arch](cfg, out)
     out.update({k: run_config[k] for k in TOKEN_IDS if k in run_config})
+    EXPORT_FIX[arch](cfg, out)
     return out
-
-
-# ---------------------------------------------------------------------------------------------- weights
-def to_hf_state(fam: Family, cfg, unit_state: dict) -> dict:
-    """A warmstart unit's tensors under transformers' names (fused projections split, Conv1D transposed)."""
-    model = {k[len(fam.unit) :]: v for k, v in unit_state.items() if k.startswith(fam.unit)}
-    out = to_hf_map(model, fam.groups(cfg), fam.prefix, fam.transposed)
-    for ours, theirs in fam.heads:
-        if ours in unit_state:
-            value = unit_state[ours]
-            out[theirs] = value.reshape(1, -1) if theirs == "final_logits_bias" else value
-    return out
-
-
-def _first(items) -> str:
-    return ", ".join(items[:3]) + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")
-
-
-def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tuple[dict, list, list]:
-    """(unit tensors, unit heads left fresh, HF head tensors dropped) of the canonical HF ``state``; a
-    tensor of the wrong shape, a missing one or an unknown one is a WarmstartError naming the first few."""
-    expected = to_hf_state(fam, cfg, unit_state)
-    shapes = [f"{k} is {tuple(state[k].shape)}, config.json says {tuple(v.shape)}"
-              for k, v in expected.items() if k in state and state[k].shape != v.shape]  # fmt: skip
-    refuse(bool(shapes), f"{where}: weights do not fit config.json: {_first(shapes)}",
-           "pass the config.json saved with these weights")  # fmt: skip
-    heads = {theirs for _, theirs in fam.heads}
-    any_head = any(h in state for h in heads)
-    missing = [k for k in expected if k not in state and (any_head or k not in heads)]
-    refuse(bool(missing), f"{where} lacks {len(missing)} of the model's weights: {_first(missing)}",
-           f"pass a complete {fam.hf_class} checkpoint (or its base model)")  # fmt: skip
-    untied = [a for a, b in fam.tied if a in state and a not in expected and b in state
-              and not torch.equal(state[a], state[b])]  # fmt: skip
-    refuse(bool(untied), f"{where}: {_first(untied)} differs from the embedding it is tied to in warmstart",
-           "untied checkpoints of this family cannot be imported")  # fmt: skip
-    dropped = sorted(k for k in state if k.startswith(DROPPED))
-    known = expected.keys() | {a for a, _ in fam.tied} | set(dropped)
-    unexpected = [k for k in state if k not in known and not BUFFERS.fullmatch(k)]
-    refuse(bool(unexpected), f"{where} has {len(unexpected)} weights a {fam.hf_class} does not: "
-           f"{_first(unexpected)}", "check model_type and the sizes in config.json")  # fmt: skip
-    converted = from_hf_map(state, fam.groups(cfg), fam.prefix, fam.transposed)
-    out = {fam.unit + k: v for k, v in converted.items()}
-    fresh = []
-    for ours, theirs in fam.heads:
-        if theirs in state:
-            out[ours] = state[theirs].reshape(unit_state[ours].shape)
-        else:
-            fresh.append(ours)
-    return out, fresh, dropped

@@ -41,7 +41,11 @@ class TaskConfig:
         "single_label",
         "classification: single_label (softmax), multi_label (sigmoid per label), regression (MSE)",
     )
-    pooling: str = opt("cls", "classification: the [CLS] state (BERT) or the mean of the token states")
+    pooling: str = opt(
+        "cls",
+        "classification: cls (the raw [CLS] state), mean (of the token states) or pooler (BERT's pooled "
+        "output tanh(dense([CLS])), as transformers' *ForSequenceClassification: exportable)",
+    )
     label_separator: str = opt("|", "multi-label: separator between labels in a text column")
     max_length: int = opt(128, "longest input in tokens (longer inputs are truncated, QA contexts split)")
     doc_stride: int = opt(64, "extractive QA: tokens of overlap between windows of a long context")

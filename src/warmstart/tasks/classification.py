@@ -1,5 +1,7 @@
 """Sequence classification: a randomly initialised linear layer on the [CLS] hidden state (or, with
-``task.pooling=mean``, on the mean of the last layer's token states, padding excluded).
+``task.pooling=mean``, on the mean of the last layer's token states, padding excluded; with
+``task.pooling=pooler``, on BERT's pooled output tanh(dense([CLS])) with the encoder's pretrained pooler:
+exactly transformers' BertForSequenceClassification, so such runs export to it).
 
 One sentence or a sentence pair (``[CLS] A [SEP] B [SEP]`` with segment ids); three problems:
 - single_label: softmax over the classes, cross-entropy; accuracy and macro-F1.
@@ -22,6 +24,7 @@ from warmstart.features import POOLING, pool
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
+POOLINGS = (*POOLING, "pooler")  # pooler: the encoder's own (BERT's pooled output), not a feature pooling
 
 
 def init_head(linear: nn.Linear, std: float) -> nn.Linear:
@@ -31,15 +34,21 @@ def init_head(linear: nn.Linear, std: float) -> nn.Linear:
 
 
 class SequenceClassifier(nn.Module):
-    """encoder -> dropout -> Linear on the [CLS] (or mean) state. ``forward(batch) -> (loss, stats)``."""
+    """encoder -> [pooler: dense + tanh] -> dropout -> Linear on the [CLS] (or mean) state.
+    ``forward(batch) -> (loss, stats)``."""
 
     def __init__(
         self, encoder: nn.Module, labels: list[str], problem: str = "single_label", pooling: str = "cls"
     ):
         super().__init__()
         c = encoder.config
-        if pooling not in POOLING:
-            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLING)}")
+        if pooling not in POOLINGS:
+            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLINGS)}")
+        if pooling == "pooler" and getattr(encoder, "pooler", None) is None:
+            raise WarmstartError(
+                "task.pooling=pooler reads the encoder's pooler (dense + tanh on [CLS]); this model has none",
+                "use task.pooling=cls or mean, or start from a model with model.pooler=true",
+            )
         self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
         self.drop = nn.Dropout(c.hidden_dropout_prob)
         outputs = 1 if problem == "regression" else len(labels)
@@ -51,7 +60,10 @@ class SequenceClassifier(nn.Module):
     def logits(self, batch: dict) -> torch.Tensor:
         ids, mask = batch["input_ids"], batch.get("attention_mask")
         hidden = self.encoder(ids, mask, batch.get("token_type_ids"))
-        pooled = pool(hidden, torch.ones_like(ids) if mask is None else mask, self.pooling)
+        if self.pooling == "pooler":
+            pooled = self.encoder.pool(hidden)  # tanh(dense([CLS])), as BertForSequenceClassification
+        else:
+            pooled = pool(hidden, torch.ones_like(ids) if mask is None else mask, self.pooling)
         return self.classifier(self.drop(pooled)).float()
 
     def forward(self, batch: dict):
