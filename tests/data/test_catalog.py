@@ -69,7 +69,8 @@ def test_wiki_leads_held_out_matches_wiki_topics_with_same_fractions():
 def test_unknown_name_suggests_close_matches():
     with pytest.raises(WarmstartError, match="unknown dataset 'rotten-tomato'.*did you mean rotten-tomatoes"):
         open_dataset("rotten-tomato")
-    with pytest.raises(WarmstartError, match="known: wiki-leads, news, news-headlines, wiki-descriptions, rotten-tomatoes, wiki-topics"):
+    known = "known: wiki-leads, news, news-headlines, wiki-descriptions, rotten-tomatoes, wiki-topics"
+    with pytest.raises(WarmstartError, match=known):
         open_dataset("zzz")
 
 
