@@ -374,14 +374,6 @@ def test_a_directory_without_weights(capsys, bert_src, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_an_unsupported_model_type_lists_the_supported_ones(capsys, tmp_path):
-    src = tmp_path / "deberta"
-    src.mkdir()
-    (src / "config.json").write_text(json.dumps({"model_type": "deberta-v2", "vocab_size": 50}))
-    code, _, err = run(capsys, "import", src, "--out", tmp_path / "out")
-    assert_one_line_error(code, err, "deberta-v2", "bert, roberta, albert, electra, gpt2, t5, bart")
-
-
 def test_a_tensor_of_the_wrong_shape_is_named(capsys, bert_src, tmp_path):
     state = load_file(str(bert_src / "model.safetensors"))
     name = "bert.encoder.layer.1.intermediate.dense.weight"
