@@ -14,7 +14,7 @@ from pathlib import Path
 from safetensors.torch import load_file
 
 from warmstart.errors import WarmstartError
-from warmstart.pretrained import model_config, resolve_checkpoint
+from warmstart.pretrained import backbone, model_config, resolve_checkpoint
 from warmstart.tokenization import Tokenizer
 
 # dropout rates of every family (bert, gpt2, t5, bart): the only model keys a continued run may change
@@ -75,7 +75,7 @@ def load_weights(unit, init: InitSource) -> dict:
     state = load_file(str(init.path / "model.safetensors"))
     own = unit.state_dict()
     take = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
-    body = "model." if hasattr(unit, "model") else "encoder."  # decoders, encoder-decoders / BERT units
+    body = next(name for name, m in unit.named_children() if m is backbone(unit)) + "."
     missing_body = [k for k in own if k.startswith(body) and k not in take]
     if missing_body:
         raise WarmstartError(

@@ -23,6 +23,7 @@ from warmstart.objectives.mlm import MLMConfig
 from warmstart.objectives.nsp_sop import NSPConfig
 from warmstart.objectives.replaced_token import ElectraConfig
 from warmstart.objectives.span_corruption import SpanCorruptionConfig
+from warmstart.pretrained import backbone
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
@@ -293,11 +294,6 @@ def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_di
         f"embedding warm start: {info['tokens_warm']:,} of {info['vocab_size']:,} tokens from "
         f"{info['vector_dim']}-d word vectors ({info['whole_word_tokens']:,} tokens are whole words)"
     )
-
-
-def backbone(unit):
-    """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
-    return unit.model if hasattr(unit, "model") else unit.encoder
 
 
 def init_std(model_cfg) -> float:

@@ -60,6 +60,11 @@ def load_encoder(path: str | Path, random_init: bool = False):
     return encoder, tokenizer, config_json
 
 
+def backbone(unit):
+    """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
+    return unit.model if hasattr(unit, "model") else unit.encoder
+
+
 def load_generator(path: str | Path):
     """(model, tokenizer, config.json) of a decoder or encoder-decoder run (GPT-2, T5, BART), in eval mode:
     RUN/final, or a model directory. The weights are the unit's ``model.*`` tensors."""

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from warmstart.nn.attention import decoder_mask, encoder_mask, padding_mask
+from warmstart.nn.block import cache_length
 
 
 class EncoderDecoder(nn.Module):
@@ -44,7 +45,7 @@ class EncoderDecoder(nn.Module):
         """(hidden, present). ``memory``: encoder output (B, S, H) and ``memory_mask`` its (B, S) padding;
         ``attention_mask``: (B, past + T) decoder padding or None; ``past``: an earlier ``present``."""
         t = ids.shape[1]
-        past_len = past[0][0][0].shape[2] if past else 0
+        past_len = cache_length(past)
         x = self.embed(ids, decoder=True, offset=past_len)
         bias = self.position_bias(True, t, past_len + t, past_len)
         mask = decoder_mask(t, attention_mask, past_len, bias, dtype=x.dtype)

@@ -15,7 +15,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.attention import decoder_mask
-from warmstart.nn.block import Block, BlockSpec
+from warmstart.nn.block import Block, BlockSpec, cache_length
 from warmstart.nn.init import init_weights
 
 
@@ -88,7 +88,7 @@ class GPT2Model(nn.Module):
         """(hidden, present). ``attention_mask`` (B, past + T) covers cached and new positions (left
         padding allowed: positions then count only real tokens); ``past`` is an earlier ``present``."""
         t = input_ids.shape[1]
-        past_len = past[0][0][0].shape[2] if past else 0
+        past_len = cache_length(past)
         if position_ids is None:
             if attention_mask is not None:
                 position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past_len:]

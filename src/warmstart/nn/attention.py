@@ -103,8 +103,8 @@ def decoder_mask(
     ``key_mask``: (B, past_len + query_len) 1/0 padding of all keys, or None. ``bias``: a position bias
     (1 or B, heads, T, T_keys) added in (T5). Returns None when plain ``is_causal`` does the job. Disallowed
     entries get the dtype's minimum, not -inf, so a fully masked row (a left-pad query) stays finite."""
-    if key_mask is None and bias is None and past_len == 0:
-        return None
+    if key_mask is None and bias is None and (past_len == 0 or query_len == 1):
+        return None  # plain is_causal, or one new token that may see every cached one
     keys = past_len + query_len
     device = key_mask.device if key_mask is not None else (bias.device if bias is not None else None)
     rows = torch.arange(query_len, device=device)[:, None] + past_len

@@ -33,6 +33,11 @@ class BlockSpec:
     gated: bool = False
 
 
+def cache_length(past) -> int:
+    """Positions held by a KV cache (a list of per-block ``present``), 0 for none."""
+    return past[0][0][0].shape[2] if past else 0
+
+
 def norm(spec: BlockSpec) -> nn.Module:
     if spec.rms_norm:
         return nn.RMSNorm(spec.hidden, eps=spec.eps)

@@ -19,25 +19,23 @@ from warmstart.objectives.lm_loss import IGNORE, token_loss, with_perplexity
 from warmstart.tasks.base import Features, Task, pad
 from warmstart.tasks.text_metrics import text_stats, with_bleu
 
-ARCHITECTURES = {
-    "t5": "T5ForConditionalGeneration",
-    "bart": "BartForConditionalGeneration",
-    "gpt2": "GPT2LMHeadModel",
-}
-
 
 class TextToTextTask(Task):
     name = "text_to_text"
     kind = "seq2seq"
 
     def bind(self, tokenizer, config_json: dict) -> None:
+        from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES  # the registry imports tasks
+
         self.tokenizer, self.model_type = tokenizer, config_json.get("model_type", "bert")
-        if self.model_type not in ARCHITECTURES:
+        _, model_cls = MODELS.get(self.model_type, (None, None))
+        if not hasattr(model_cls, "lm_logits"):  # the same test as load_generator's
             raise WarmstartError(
                 f"text_to_text needs a model that writes text, the run holds a {self.model_type} encoder",
                 "start from a t5, bart or gpt2 run (`warmstart pretrain --preset t5-tiny ...`)",
             )
-        self.hf_architecture = ARCHITECTURES[self.model_type]
+        # the transformers class of the family's own LM objective (T5ForConditionalGeneration, ...)
+        self.hf_architecture = OBJECTIVES[DEFAULT_OBJECTIVE[self.model_type]].hf_architecture
         self.decoder_start = config_json.get("decoder_start_token_id")
 
     def labels(self, records: list[dict]) -> list[str]:
