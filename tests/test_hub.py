@@ -2,6 +2,7 @@
 text in both directions, greedy generation equal token for token, the real MiniLM weights imported and
 finetuned, and bad input as one clear line."""
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -38,7 +39,9 @@ def load_unit(d: Path):
     config = json.loads((d / "config.json").read_text())
     cfg, model_cls = model_config(config)
     unit_cls = OBJECTIVES[config["warmstart"]["objective"]]
-    sections = [PretrainConfig.__dataclass_fields__[s].default_factory() for s in unit_cls.sections]
+    defaults = [PretrainConfig.__dataclass_fields__[s].default_factory() for s in unit_cls.sections]
+    recorded = config["warmstart"]  # the sections that shape the unit (ELECTRA's generator)
+    sections = [dataclasses.replace(d, **recorded.get(s, {})) for d, s in zip(defaults, unit_cls.sections)]
     unit = unit_cls(model_cls(cfg), *sections)
     unit.load_state_dict(load_file(str(d / "model.safetensors")), strict=True)
     return unit.eval()

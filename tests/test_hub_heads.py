@@ -11,6 +11,7 @@ import torch
 
 from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.conftest import tiny_bert_config
+from tests.tasks.test_multiple_choice import choice_records
 from tests.test_hub import hf_dir
 from warmstart.cli import main
 from warmstart.errors import WarmstartError
@@ -19,6 +20,7 @@ from warmstart.models.bert import BertModel
 from warmstart.pretrained import load_finetuned
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.classification import ClassificationTask
+from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tokenization import Tokenizer
 
 transformers = pytest.importorskip("transformers")
@@ -26,8 +28,9 @@ pytestmark = pytest.mark.parity
 TOL = 1e-4
 BASE = {"bert": "Bert", "roberta": "Roberta", "albert": "Albert", "electra": "Electra"}
 CLASS = {"classification": "ForSequenceClassification", "tagging": "ForTokenClassification",
-         "extractive_qa": "ForQuestionAnswering"}  # fmt: skip
-LABELS = {"classification": ["fresh", "rotten"], "tagging": ["O", "B-X", "I-X"], "extractive_qa": None}
+         "extractive_qa": "ForQuestionAnswering", "multiple_choice": "ForMultipleChoice"}  # fmt: skip
+LABELS = {"classification": ["fresh", "rotten"], "tagging": ["O", "B-X", "I-X"], "extractive_qa": None,
+          "multiple_choice": None}  # fmt: skip
 SENTENCES = ["a gorgeous , witty , seductive movie .", "the film is strictly routine .", "not bad at all"]
 
 
@@ -46,7 +49,7 @@ def tiny_task_model(family: str, task: str, tok, labels=(), **extra):
     model = getattr(transformers, BASE[family] + CLASS[task])(config).eval()
     with torch.no_grad():  # heads whose biases are not zero, so that they must travel
         for name, p in model.named_parameters():
-            if name.startswith(("classifier", "qa_outputs")) and name.endswith("bias"):
+            if name.startswith(("classifier", "qa_outputs", "sequence_summary")) and name.endswith("bias"):
                 p.normal_()
     return model
 
@@ -225,3 +228,87 @@ def test_pooler_pooling_needs_an_encoder_with_a_pooler():
         task.build(BertModel(tiny_bert_config(pooler=False)), ["a", "b"])
     with pytest.raises(WarmstartError, match="cls, mean, pooler"):
         ClassificationTask(TaskConfig(pooling="max")).build(BertModel(tiny_bert_config()), ["a", "b"])
+
+
+# ------------------------------------------------------------------------------------- multiple choice
+def choice_batch(tok, records):
+    """Examples of 2 to 4 choices as warmstart encodes them: (B, K, T) ids and a choice mask."""
+    return (
+        MultipleChoiceTask(TaskConfig(max_length=48))
+        .encode(records, tok, [], "test")
+        .take(range(len(records)))
+    )
+
+
+def hf_scores(model, batch, family):
+    types = None if family == "roberta" else batch["token_type_ids"]  # RoBERTa has one segment id
+    return model(
+        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=types
+    ).logits
+
+
+def choice_gap(a, b, batch) -> float:
+    value = float((a - b)[batch["choice_mask"]].abs().max())
+    print(f"max abs diff of the choice scores: {value:.2e}")
+    return value
+
+
+MC_FLAGS = ["train.batch_size=8", "task.max_length=48", "evals_per_epoch=1", "train.progress=false"]
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert", "electra"])
+def test_multiple_choice_round_trips_with_equal_scores(
+    family, small_tokenizer, bpe_shards, wiki_extracts, tmp_path
+):
+    """transformers' *ForMultipleChoice: BERT's pooler + Linear(hidden, 1) per choice; ELECTRA's summary with
+    summary_activation=tanh is that pooler (with its default gelu the head is dropped, as below)."""
+    tok_dir = bpe_shards / "tokenizer" if family == "roberta" else small_tokenizer
+    tok = Tokenizer.load(tok_dir)
+    extra = {"summary_activation": "tanh"} if family == "electra" else {}
+    # weights wide enough that the [CLS] states, and so the scores, differ between choices
+    hf = tiny_task_model(family, "multiple_choice", tok, initializer_range=0.3, **extra)
+    ws = import_hf(hf_dir(tmp_path / "hf", hf, tok_dir), tmp_path / "ws")
+    task = json.loads((ws / "config.json").read_text())["warmstart"]["task"]
+    assert task["name"] == "multiple_choice" and task["pooling"] == "pooler"
+    unit, _, _, _ = load_finetuned(ws)
+    batch = choice_batch(tok, choice_records(wiki_extracts, 8))
+    with torch.no_grad():
+        mine = unit.scores(batch)
+        assert float(mine[batch["choice_mask"]].std()) > 0.1
+        assert choice_gap(mine, hf_scores(hf, batch, family), batch) < TOL
+        back = transformers.AutoModelForMultipleChoice.from_pretrained(export_hf(ws, tmp_path / "out")).eval()
+        assert type(back).__name__ == BASE[family] + "ForMultipleChoice"
+        assert choice_gap(hf_scores(back, batch, family), mine, batch) < TOL
+
+
+def test_an_electra_multiple_choice_model_with_a_gelu_summary_imports_as_a_discriminator(
+    small_tokenizer, tmp_path
+):
+    tok = Tokenizer.load(small_tokenizer)
+    src = hf_dir(tmp_path / "hf", tiny_task_model("electra", "multiple_choice", tok), small_tokenizer)
+    with pytest.warns(UserWarning, match="task heads not imported: classifier, sequence_summary.summary"):
+        ws = import_hf(src, tmp_path / "ws")
+    assert "task" not in json.loads((ws / "config.json").read_text())["warmstart"]
+
+
+def test_a_multiple_choice_model_finetuned_by_warmstart_exports_with_equal_scores(
+    tiny_pretrained, wiki_extracts, tmp_path, capsys
+):
+    data = tmp_path / "mc.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in choice_records(wiki_extracts, 40)))
+    for pooling in ("pooler", "cls"):
+        args = ["finetune", "--task", "multiple_choice", "--init", tiny_pretrained, "--dataset", data]
+        args += ["--out", tmp_path / pooling, "--epochs", "1", f"task.pooling={pooling}", *MC_FLAGS]
+        assert main([str(a) for a in args]) == 0
+    unit, _, tok, _ = load_finetuned(tmp_path / "pooler")
+    back = transformers.AutoModelForMultipleChoice.from_pretrained(
+        export_hf(tmp_path / "pooler", tmp_path / "hf")
+    )
+    assert type(back).__name__ == "BertForMultipleChoice"
+    batch = choice_batch(tok, choice_records(wiki_extracts, 8))
+    with torch.no_grad():
+        assert choice_gap(hf_scores(back.eval(), batch, "bert"), unit.scores(batch), batch) < TOL
+    capsys.readouterr()
+    code, _, err = run(capsys, "export", tmp_path / "cls", "--out", tmp_path / "hf-cls")
+    assert_one_line_error(code, err, "multiple_choice model with task.pooling=cls", "no transformers head",
+                          "finetune with task.pooling=pooler")  # fmt: skip

@@ -8,7 +8,9 @@ import sys
 import warnings
 from pathlib import Path
 
+from warmstart.atomic import check_writable, disk_full, disk_full_error, write_atomic
 from warmstart.errors import WarmstartError
+from warmstart.train.signals import Stopped
 
 
 def _raw(p: argparse.ArgumentParser, text: str) -> None:
@@ -170,6 +172,8 @@ def _evaluate(a):
     from warmstart.inference import evaluate_run
     from warmstart.train.checkpoint import write_json
 
+    if a.out:
+        check_writable(a.out)
     result = evaluate_run(a.run, a.data, a.split, _data_options(a))
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
     print(f"{a.data} ({a.split}, {result['examples']:,} examples): {shown}")
@@ -184,24 +188,32 @@ def _predict(a):
     from warmstart.inference import predict_lines
 
     source = sys.stdin if a.input in (None, "-") else _open_input(a.input)
-    sink = sys.stdout if a.out in (None, "-") else open(a.out, "w", encoding="utf-8")
+    lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
     try:
+        if a.out in (None, "-"):
+            sys.stdout.writelines(lines)
+            return
         count = 0
-        for pred in predict_lines(a.run, source):
-            sink.write(json.dumps(pred, ensure_ascii=False) + "\n")
-            count += 1
-        if sink is not sys.stdout:
-            print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
+
+        def write(fh):  # the file appears only when every prediction is in it: an error keeps the old one
+            nonlocal count
+            for line in lines:
+                fh.write(line)
+                count += 1
+
+        write_atomic(a.out, write, text=True)
+        print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
     finally:
         if source is not sys.stdin:
             source.close()
-        if sink is not sys.stdout:
-            sink.close()
 
 
 def _open_input(path: str):
+    from warmstart.data.readers import check_text
+
     if not Path(path).is_file():
         raise WarmstartError(f"no such input file: {path}", "pass an existing file, or - for stdin")
+    check_text(Path(path))
     return open(path, encoding="utf-8", errors="replace")
 
 
@@ -212,6 +224,7 @@ def _embed(a):
     from warmstart.features import embed
     from warmstart.pretrained import load_encoder
 
+    check_writable(a.out)
     encoder, tokenizer, _ = load_encoder(a.run)
     texts = list(open_dataset(a.data, _data_options(a)).texts(a.split))
     if not texts:
@@ -258,7 +271,7 @@ def _demo(a):
 def _import(a):
     from warmstart.hub import import_hf
 
-    out = import_hf(a.src, a.out, overwrite=a.overwrite)
+    out = import_hf(a.src, a.out, overwrite=a.overwrite, generator=a.generator)
     print(f"imported {a.src} into {out} (use it with --init)")
 
 
@@ -542,6 +555,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", required=True, help="the warmstart model directory to write (use it with --init)"
     )
     im.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    im.add_argument(
+        "--generator",
+        metavar="SRC",
+        help="ELECTRA: the generator (ElectraForMaskedLM) beside the discriminator SRC, giving the whole "
+        "electra run (default: SRC/generator when there is one)",
+    )
     im.set_defaults(func=_import)
     ex = sub.add_parser("export", help="a warmstart run's model as a transformers directory")
     ex.add_argument("run", help="run directory (its final model) or model/checkpoint directory")
@@ -553,6 +572,15 @@ def build_parser() -> argparse.ArgumentParser:
     from warmstart.cli_word2vec import add_word2vec
 
     add_word2vec(sub)
+
+    from warmstart.cli_serve import add_serve
+
+    add_serve(sub)
+
+    from warmstart.cli_study import add_report, add_study
+
+    add_study(sub)
+    add_report(sub)
 
     dm = sub.add_parser("demo", help="the whole path on the embedded real data, with a report")
     dm.add_argument("--out", default="runs/demo", help="directory for the demo's runs and report")
@@ -582,6 +610,14 @@ def main(argv: list[str] | None = None) -> int:
             args.func(args)
     except WarmstartError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Stopped as e:  # SIGTERM/SIGINT: checkpoint written; 128 + signal number (train/signals.py)
+        print(e, file=sys.stderr)
+        return e.exit_code
+    except OSError as e:
+        if not disk_full(e):
+            raise
+        print(f"error: {disk_full_error(e.filename or 'a file')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -3,12 +3,15 @@
 Each config section is a dataclass whose fields carry a ``help`` string (``opt(default, "help")``); the help
 text becomes ``--help``. Values are merged in this order: dataclass defaults, preset YAML, ``--config`` YAML,
 command-line flags, then ``key.sub=value`` overrides. The resolved config is saved with every run.
+Keys that are fractions by name (``*dropout*``, ``*pdrop``, ``*_prob``, ``*_fraction``, ``*_ratio``) must lie
+in [0, 1]; other range checks live in each config's ``__post_init__``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import types
 import typing
 from pathlib import Path
@@ -16,9 +19,11 @@ from typing import Any
 
 import yaml
 
+from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 
 PRESET_DIR = Path(__file__).parent / "presets"
+FRACTION = re.compile(r"dropout|pdrop|_prob$|_fraction$|_ratio$")
 
 
 def opt(default: Any, help: str) -> Any:
@@ -79,8 +84,12 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
 
 
 def _scalar(text: str):
-    """One command-line item read as a YAML scalar; text that YAML would read as a mapping stays text."""
-    value = yaml.safe_load(text)
+    """One command-line item read as a YAML scalar; text that YAML would read as a mapping (or cannot
+    read) stays text."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
     return text if isinstance(value, dict) else value
 
 
@@ -106,7 +115,7 @@ def from_dict(cls: type, data: dict | None, prefix: str = "", root: type | None 
     names = {f.name for f in dataclasses.fields(cls)}
     for key in data:
         if key not in names:
-            raise unknown_key_error(prefix + key, all_keys(root))
+            raise unknown_key_error(f"{prefix}{key}", all_keys(root))  # YAML keys may be numbers
     for f in dataclasses.fields(cls):
         if f.name not in data:
             continue
@@ -116,7 +125,11 @@ def from_dict(cls: type, data: dict | None, prefix: str = "", root: type | None 
                 raise WarmstartError(f"config section '{prefix}{f.name}' must be a mapping, got {value!r}")
             kwargs[f.name] = from_dict(tp, value, f"{prefix}{f.name}.", root)
         else:
-            kwargs[f.name] = _coerce(value, tp, prefix + f.name)
+            kwargs[f.name] = value = _coerce(value, tp, prefix + f.name)
+            if FRACTION.search(f.name) and isinstance(value, float) and not 0 <= value <= 1:
+                raise WarmstartError(
+                    f"config key '{prefix}{f.name}' is a fraction, got {value!r}", "use a value from 0 to 1"
+                )
     return cls(**kwargs)
 
 
@@ -172,6 +185,8 @@ def load_yaml(path: str | Path) -> dict:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise WarmstartError(f"{path} is not valid YAML{where}", "fix the file's syntax") from None
+    except UnicodeDecodeError as e:
+        raise WarmstartError(f"{path} is not UTF-8 text (byte {e.start})", "save it as UTF-8") from None
     if not isinstance(data, dict):
         raise WarmstartError(
             f"{path} must hold a mapping of config keys", "write it as `section: {key: value}`"
@@ -194,7 +209,8 @@ def load_preset(name: str) -> dict:
 
 
 def save_yaml(data: dict, path: str | Path) -> None:
-    Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    """Written atomically: a run killed while saving its config leaves none rather than half of one."""
+    write_atomic(path, lambda f: f.write(yaml.safe_dump(data, sort_keys=False)), text=True)
 
 
 def help_text(cls: type) -> str:

@@ -8,14 +8,12 @@ complete), the objective's heads when the objective is the same, fresh heads oth
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
-from safetensors.torch import load_file
-
 from warmstart.errors import WarmstartError
-from warmstart.pretrained import backbone, model_config, resolve_checkpoint
+from warmstart.pretrained import backbone, model_config, read_config, resolve_checkpoint
 from warmstart.tokenization import Tokenizer
+from warmstart.train.checkpoint import read_tensors
 
 # dropout rates of every family (bert, gpt2, t5, bart): the only model keys a continued run may change
 CHANGEABLE = {
@@ -42,7 +40,7 @@ class InitSource:
 def open_init(path: str, explicit_model: dict, arch: str) -> InitSource:
     """The starting checkpoint; a model key other than dropout set on the command line is an error."""
     d = resolve_checkpoint(path)
-    config_json = json.loads((d / "config.json").read_text())
+    config_json = read_config(d)
     block = config_json.get("warmstart", {})
     init_arch = block.get("arch", config_json.get("model_type", "bert"))
     if init_arch != arch:
@@ -72,7 +70,7 @@ def check_tokenizer(init: InitSource, other: Tokenizer | None, what: str) -> Non
 
 def load_weights(unit, init: InitSource) -> dict:
     """Copy matching tensors into ``unit``; returns {loaded, fresh: [prefixes]} for the run's init.json."""
-    state = load_file(str(init.path / "model.safetensors"))
+    state = read_tensors(init.path / "model.safetensors")
     own = unit.state_dict()
     take = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
     body = next(name for name, m in unit.named_children() if m is backbone(unit)) + "."

@@ -63,8 +63,10 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.
 @torch.no_grad()
 def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
     """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
+    from warmstart.pretrained import check_length
     from warmstart.tasks.base import encoder_inputs
 
+    check_length(encoder.config, max_length, "--max-length")
     encoder.eval()
     ids, types = tokenizer.encode_pairs(texts, None, max_length)
     order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding

@@ -22,10 +22,11 @@ import torch
 from warmstart import config as C
 from warmstart.config import opt
 from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.subsets import check_fraction, nested_subset
 from warmstart.errors import WarmstartError
 from warmstart.finetuning import StrategyConfig, apply_strategy, describe, lr_scales
 from warmstart.nn.lora import merge_lora
-from warmstart.pretrained import load_encoder, load_finetuned
+from warmstart.pretrained import check_length, load_encoder, load_finetuned, model_config
 from warmstart.registry import TASKS, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.multitask import MultitaskConfig, read_multitask
@@ -45,6 +46,10 @@ class FinetuneDataConfig:
     target_column: str = opt("target", "text_to_text: column with the output text")
     split_seed: int = opt(0, "seed of the hashed train/validation/test split (data without official splits)")
     train_limit: int | None = opt(None, "use only the first N training examples (data-efficiency studies)")
+    train_fraction: float = opt(
+        1.0, "use a seeded, stratified fraction of the training examples, nested across fractions (0-1]"
+    )
+    subset_seed: int = opt(0, "seed of the train_fraction subset")
 
 
 @dataclass
@@ -63,6 +68,13 @@ class FinetuneConfig:
     strategy: StrategyConfig = dataclasses.field(default_factory=StrategyConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     multitask: MultitaskConfig = dataclasses.field(default_factory=MultitaskConfig)
+
+    def __post_init__(self):
+        if not self.epochs > 0:
+            raise WarmstartError(f"epochs must be above 0, got {self.epochs}", "e.g. --epochs 3")
+        if self.eval_batch_size < 1:
+            raise WarmstartError("eval_batch_size must be at least 1", "e.g. eval_batch_size=64")
+        check_fraction(self.data.train_fraction, "data.train_fraction")
 
 
 # The lectures' recipe: small learning rate, warmup + linear decay, AdamW with bias correction, batch 32.
@@ -115,6 +127,8 @@ def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
         )
     records = {s: list(data.records(s)) for s in SPLITS}
     records["train"] = records["train"][: cfg.data.train_limit]
+    if cfg.data.train_fraction != 1:
+        records["train"] = nested_subset(records["train"], cfg.data.train_fraction, cfg.data.subset_seed)
     for split, rows in records.items():
         if not rows:
             raise WarmstartError(
@@ -159,10 +173,13 @@ def finetune(
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
-    _, tokenizer, config_json = load_encoder(cfg.init, random_init=True)  # fails early on a bad --init
+    # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
+    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
     task.bind(tokenizer, config_json)
     records, dataset_name = read_splits(cfg, task)
     labels = task.labels(records["train"])
+    apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
     features = {
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
     }

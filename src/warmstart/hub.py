@@ -3,10 +3,13 @@ kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` tak
 warmstart run into a directory that transformers' Auto classes load unchanged.
 
 Families (model_type): bert (BertForMaskedLM; with or without ``bert.``; without an MLM head the head starts
-fresh), roberta (RobertaForMaskedLM), albert (AlbertForMaskedLM), electra (ElectraForPreTraining: the
-discriminator; the generator starts fresh), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5
+fresh; BertForPreTraining: mlm+nsp), roberta (RobertaForMaskedLM), albert (AlbertForMaskedLM;
+AlbertForPreTraining: mlm+sop), electra (ElectraForPreTraining: the discriminator, its generator an
+ElectraForMaskedLM in generator/ or starting fresh, see :mod:`warmstart.hub_generator`; an ElectraForMaskedLM
+alone: mlm), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5
 (T5ForConditionalGeneration), bart (BartForConditionalGeneration; with or without ``model.``). The encoder
-families' task classes (*ForSequenceClassification, *ForTokenClassification, *ForQuestionAnswering) import as
+families' task classes (*ForSequenceClassification, *ForTokenClassification, *ForQuestionAnswering,
+*ForMultipleChoice) import as
 finetuned runs and finetuned runs export as them (:mod:`warmstart.hub_heads`). Weight names go through each
 family's key map (:mod:`warmstart.models.keymap`); config fields keep their Hugging Face names (the per-family
 tables live in :mod:`warmstart.hub_families`, tokenizers in :mod:`warmstart.hub_tokenizer`). Weights are read
@@ -30,8 +33,9 @@ import warnings
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
+from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 from warmstart.hub_families import (
     TOKEN_IDS,
@@ -40,8 +44,10 @@ from warmstart.hub_families import (
     config_from_hf,
     config_to_hf,
     family,
+    pretraining_class,
     refuse,
 )
+from warmstart.hub_generator import export_generator, read_generator
 from warmstart.hub_heads import (
     base_name,
     export_family,
@@ -65,6 +71,7 @@ def _short(exc: BaseException) -> str:
 def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
     """Refuse a non-empty ``out`` unless ``overwrite``, and an ``out`` that holds one of ``sources``."""
     refuse(out.exists() and not out.is_dir(), f"{out} exists and is not a directory", "choose another --out")
+    check_writable(out)
     refuse(out.is_dir() and any(out.iterdir()) and not overwrite, f"{out} already exists", FIX_OUT)
     for s in sources:
         inside = out.resolve() == s.resolve() or out.resolve() in s.resolve().parents
@@ -74,7 +81,9 @@ def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
 # ---------------------------------------------------------------------------------------------- reading
 def read_state(src: Path) -> dict:
     """All tensors of an HF directory: model.safetensors, sharded safetensors, else pytorch_model.bin."""
-    for name, load in (("model.safetensors", lambda p: load_file(str(p))), ("pytorch_model.bin", _load_bin)):
+    from warmstart.train.checkpoint import read_tensors
+
+    for name, load in (("model.safetensors", read_tensors), ("pytorch_model.bin", _load_bin)):
         if (src / name).is_file():
             return load(src / name)
         index = src / f"{name}.index.json"
@@ -91,7 +100,9 @@ def read_state(src: Path) -> dict:
 
 def _load_bin(path: Path) -> dict:
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's note on the pickle protocol: the error below says enough
+            warnings.simplefilter("ignore", UserWarning)
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         found = re.search(r"GLOBAL (\S+)", str(exc))
         names = f": it names {found.group(1)}" if found else ""
@@ -110,10 +121,14 @@ def _load_bin(path: Path) -> dict:
 
 
 def resolve_source(src: str | Path) -> Path:
-    """A local model directory, or a hub id downloaded by huggingface_hub (HF_HUB_OFFLINE honoured)."""
+    """A local model directory, or a hub id (``hf:`` in front is allowed, as for datasets) downloaded by
+    huggingface_hub (HF_HUB_OFFLINE honoured)."""
     path = Path(src)
     if path.is_dir():
         return path
+    if str(src).startswith("hf:"):
+        src = str(src).removeprefix("hf:")
+        path = Path(src)
     if path.exists() or not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", str(src)):
         raise WarmstartError(
             f"{src} is not a model directory", "pass a directory with config.json and weights"
@@ -164,9 +179,29 @@ def _config_json(d: Path, what: str) -> dict:
         ) from None
 
 
-def import_hf(src: str | Path, out: str | Path, overwrite: bool = False) -> Path:
+def _read_hf(d: Path) -> tuple[dict, dict]:
+    """config.json and the tensors of a transformers directory, named as in its family's LM class."""
+    hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
+    fam = family(hf.get("model_type"), d)  # an unsupported model type: said before the weights are read
+    return hf, _canonical(read_state(d), fam)
+
+
+def _generator(d: Path, given, fam: Family, hf: dict, task, cfg):
+    """The generator beside an ELECTRA discriminator: ``given``, else d/generator when it holds one."""
+    whole = bool(fam.fresh) and task is None  # an ElectraForPreTraining
+    name = next(iter(hf.get("architectures") or []), fam.hf_class)
+    refuse(given is not None and not whole, f"--generator goes with an ElectraForPreTraining, not a {name}",
+           "drop --generator")  # fmt: skip
+    g = resolve_source(given) if given is not None else d / "generator"
+    found = given is not None or (g / "config.json").is_file()
+    return read_generator(*_read_hf(g), g, cfg) if whole and found else None
+
+
+def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generator=None) -> Path:
     """Convert the transformers model ``src`` (a directory or a hub id) into the warmstart model directory
-    ``out`` (config.json, model.safetensors with the pretraining unit's names, tokenizer); returns ``out``."""
+    ``out`` (config.json, model.safetensors with the pretraining unit's names, tokenizer); returns ``out``.
+    An ElectraForPreTraining takes its generator from ``generator`` (an ElectraForMaskedLM directory or hub
+    id), else from SRC/generator/ when there is one: the electra run is then whole."""
     from warmstart.pretrain import build_unit, config_class, model_config_json
     from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
 
@@ -174,18 +209,21 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False) -> Path
     _check_out(out, overwrite)
     d = resolve_source(src)
     _check_out(out, overwrite, d)
-    hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
+    hf, state = _read_hf(d)
     name = hf.get("model_type")
-    fam = family(name, d)
-    state = _canonical(read_state(d), fam)
-    fam = padded(fam, hf.get("pad_token_id"))
+    fam = padded(pretraining_class(name, hf=hf, state=state), hf.get("pad_token_id"))
     task = import_task(name, fam, hf, state, hf.get("max_position_embeddings", 512) - fam.position_offset)
     cfg = config_from_hf(name, hf, state)
+    cfg = dataclasses.replace(cfg, pooler=True) if task and task.get("pooler") else cfg  # ELECTRA's summary
+    gen = _generator(d, generator, fam, hf, task, cfg)
+    if gen is not None:
+        _check_out(out, overwrite, gen.where)
     tokenizer = load_hf_tokenizer(d, getattr(cfg, "max_length", None))
     n, v, arch = tokenizer.vocab_size, cfg.vocab_size, fam.arch
     refuse(n > v or (arch == "bert" and n != v), f"the tokenizer in {d} has {n} tokens, the model {v}",
            "pass the tokenizer the model was trained with")  # fmt: skip
-    pc = config_class({"arch": arch})(arch=arch, objective=fam.objective, model=cfg)
+    shape = {"electra": gen.section} if gen else {}
+    pc = config_class({"arch": arch})(arch=arch, objective=fam.objective, model=cfg, **shape)
     config_json = model_config_json(pc, tokenizer)
     for key in TOKEN_IDS:
         value = hf.get(key)
@@ -198,6 +236,9 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False) -> Path
             unit, config_json = task_unit(task, unit.encoder, tokenizer, config_json)
     weights, fresh, dropped = from_hf_state(fam, cfg, state, unit.state_dict(), d)
     weights.update(task["tensors"] if task else {})
+    if gen is not None:  # the generator is no longer fresh
+        weights.update(gen.weights(unit.state_dict(), weights))
+        fam = dataclasses.replace(fam, fresh=())
     missing, _ = unit.load_state_dict(weights, strict=False)
     lost = [m for m in missing if m not in fresh and not m.startswith(fam.fresh)]
     if lost:  # from_hf_state checked the names: this would be a key-map bug
@@ -217,7 +258,7 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     config.json, model.safetensors and a tokenizer AutoTokenizer loads; returns ``out``."""
     from warmstart.pretrained import model_config, resolve_checkpoint
     from warmstart.tokenization import Tokenizer
-    from warmstart.train.checkpoint import atomic_dir, write_json
+    from warmstart.train.checkpoint import atomic_dir, read_tensors
 
     out, d = Path(out), resolve_checkpoint(run)
     _check_out(out, overwrite, Path(run), d)
@@ -226,18 +267,20 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     cfg, model_cls = model_config(run_config)
     tokenizer = Tokenizer.load(d)
     arch = export_family(block.get("arch", run_config.get("model_type", "bert")), block, cfg, tokenizer.kind)
-    fam = padded(family(arch, d), run_config.get("pad_token_id"))
-    state = load_file(str(d / "model.safetensors"))
+    family(arch, d)  # refuses a model type transformers has no class for
+    fam = padded(pretraining_class(arch, block.get("objective")), run_config.get("pad_token_id"))
+    state = read_tensors(d / "model.safetensors")
     with torch.device("meta"):
         want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
     bad = [k for k, s in want.items() if k not in state or state[k].shape != s]
     refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
            "pass a run or checkpoint written by warmstart")  # fmt: skip
-    heads = {ours for ours, _ in fam.heads}
+    heads, generator = {ours for ours, _ in fam.heads}, None
     if "task" in block:
         hf_class, tensors, task_config = export_task(arch, fam, cfg, block, state)
     else:
-        extra = sorted({k.split(".")[0] for k in state if k not in want and k not in heads})
+        kept = want.keys() | heads
+        extra = sorted({k.split(".")[0] for k in state if k not in kept and not k.startswith(fam.fresh)})
         if extra:
             warnings.warn(
                 f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
@@ -245,13 +288,24 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
         hf_class = fam.hf_class if heads <= state.keys() else base_name(fam) + "Model"  # without its head
         fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
         tensors, task_config = to_hf_state(fam, cfg, state), {}
-    tensors = {k: v.contiguous() for k, v in tensors.items()}
     hf_config = {**config_to_hf(arch, cfg, run_config, hf_class), **task_config}
-    hf_config["dtype"] = str(next(iter(tensors.values())).dtype).removeprefix("torch.")
+    if fam.fresh and "task" not in block:  # ELECTRA's generator: an ElectraForMaskedLM of its own
+        generator = export_generator(cfg, block, state, run_config, d)
 
     def write(tmp: Path) -> None:
-        write_json(hf_config, tmp / "config.json")
-        save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        tokenizer.save(tmp)
+        _write_hf(tmp, hf_config, tensors, tokenizer)
+        if generator is not None:
+            _write_hf(tmp / "generator", *generator, tokenizer)
 
     return atomic_dir(out, write)
+
+
+def _write_hf(d: Path, config: dict, tensors: dict, tokenizer) -> None:
+    from warmstart.train.checkpoint import write_json
+
+    d.mkdir(exist_ok=True)
+    tensors = {k: v.contiguous() for k, v in tensors.items()}
+    config = {**config, "dtype": str(next(iter(tensors.values())).dtype).removeprefix("torch.")}
+    write_json(config, d / "config.json")
+    save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})
+    tokenizer.save(d)

@@ -6,6 +6,8 @@ roberta, albert and electra are configs of warmstart's one encoder (arch bert): 
 1`` whose position table transformers offsets by ``pad_token_id + 1`` (2) rows (import drops them, export puts
 zero rows in front); ALBERT is ``embedding_size`` + ``share_layers`` (num_hidden_groups 1; unshared: one group
 per layer); ELECTRA is the discriminator (``embedding_size``, no pooler) with its replaced-token head.
+``VARIANTS`` are a family's other pretraining classes: BertForPreTraining (mlm+nsp), AlbertForPreTraining
+(mlm+sop) and ELECTRA's generator, ElectraForMaskedLM (mlm; beside a discriminator: warmstart.hub_generator).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart")
 TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
 # heads of other transformers classes: never part of the base model, dropped on import with a warning
 DROPPED = ("cls.seq_relationship.", "classifier.", "qa_outputs.", "score.", "classification_head.",
-           "sop_classifier.", "generator_predictions.", "generator_lm_head.")  # fmt: skip
+           "sop_classifier.", "generator_predictions.", "generator_lm_head.",
+           "sequence_summary.")  # fmt: skip
 TOP_LEVEL = ("cls.", "lm_head.", "final_logits_bias", "predictions.", "discriminator_predictions.", *DROPPED)
 BUFFERS = re.compile(  # saved by some transformers versions, recomputed by every model
     r"(\w+\.)?embeddings\.(position_ids|token_type_ids)|transformer\.h\.\d+\.attn\.(masked_)?bias"
@@ -158,6 +161,38 @@ FAMILIES = {
 }  # fmt: skip
 
 
+# the other pretraining classes of a family, by the warmstart objective they hold: import picks one by the
+# class config.json names (or, naming none, by its heads), export by the run's objective
+_SENTENCE = {"bert": "cls.seq_relationship", "albert": "sop_classifier.classifier"}
+VARIANTS = {
+    ("bert", "mlm+nsp"): dataclasses.replace(
+        FAMILIES["bert"], objective="mlm+nsp", hf_class="BertForPreTraining",
+        heads=(*_MLM_HEAD, *_pairs("sentence_head", _SENTENCE["bert"])),
+    ),
+    ("albert", "mlm+sop"): dataclasses.replace(
+        FAMILIES["albert"], objective="mlm+sop", hf_class="AlbertForPreTraining",
+        heads=(*FAMILIES["albert"].heads, *_pairs("sentence_head", _SENTENCE["albert"])),
+    ),
+    ("electra", "mlm"): dataclasses.replace(  # the generator: a masked LM with ELECTRA's embeddings
+        FAMILIES["electra"], objective="mlm", hf_class="ElectraForMaskedLM", fresh=(),
+        heads=_mlm_head("generator_predictions.dense", "generator_predictions.LayerNorm",
+                        "generator_lm_head.bias"),
+        tied=(("generator_lm_head.weight", "electra.embeddings.word_embeddings.weight"),),
+    ),
+}  # fmt: skip
+
+
+def pretraining_class(name: str, objective: str | None = None, hf: dict | None = None, state=()) -> Family:
+    """The family of model type ``name`` for a warmstart ``objective`` (export), or for the transformers
+    class of config.json ``hf`` and its tensors ``state`` (import)."""
+    names = (hf or {}).get("architectures") or []
+    for (n, obj), fam in VARIANTS.items():
+        heads = all(theirs in state for _, theirs in fam.heads)
+        if n == name and (obj == objective or fam.hf_class in names or hf and not names and heads):
+            return fam
+    return FAMILIES[name]
+
+
 def family(arch, where) -> Family:
     if arch not in FAMILIES:
         raise WarmstartError(
@@ -217,6 +252,8 @@ def _albert_in(hf: dict, kw: dict, state: dict) -> None:
 
 def _electra_in(hf: dict, kw: dict, state: dict) -> None:
     _odd(hf, ENCODER_FLAGS, "an ELECTRA")
+    if "generator_predictions.dense.weight" in state:  # transformers' generator head runs gelu in any case
+        _odd(hf, {"hidden_act": "gelu"}, "an ELECTRA generator")
     kw["pooler"] = False  # ELECTRA has none
     if kw.get("embedding_size") == kw.get("hidden_size"):
         kw["embedding_size"] = None
@@ -272,6 +309,8 @@ def _albert_out(cfg, out: dict) -> None:
 
 def _electra_out(cfg, out: dict) -> None:
     _encoder_out(cfg, "ELECTRA", ("embedding_size",))
+    refuse(out["architectures"] == ["ElectraForMaskedLM"] and cfg.hidden_act != "gelu",
+           f"transformers' ELECTRA generator head runs gelu, the model {cfg.hidden_act}")  # fmt: skip
     out["embedding_size"] = cfg.embedding_size or cfg.hidden_size
 
 

@@ -8,6 +8,9 @@ A finetuned warmstart run (config.json with ``warmstart.task``) exports as:
   transformers head, nor has ELECTRA's (dense + gelu + out_proj) an equivalent in warmstart: both are refused.
 - tagging -> ``*ForTokenClassification`` (``classifier`` on every token); extractive_qa ->
   ``*ForQuestionAnswering`` (``qa_outputs``; warmstart masks the logits outside the context when decoding).
+- multiple_choice with ``task.pooling=pooler`` -> ``*ForMultipleChoice`` (the pooler in place, the scorer as
+  ``classifier``; ELECTRA: the pooler as ``sequence_summary.summary`` with ``summary_activation=tanh``, and
+  only such ELECTRA checkpoints import with their head: the default gelu summary has no warmstart twin).
 The labels travel as ``id2label`` / ``label2id``. Importing such a checkpoint gives a finetuned run directory
 that `warmstart predict` / `evaluate` load, its labels read from ``id2label`` in id order.
 """
@@ -15,7 +18,6 @@ that `warmstart predict` / `evaluate` load, its labels read from ``id2label`` in
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 
 import torch
@@ -74,8 +76,9 @@ def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tup
               and not torch.equal(state[a], state[b])]  # fmt: skip
     refuse(bool(untied), f"{where}: {_first(untied)} differs from the embedding it is tied to in warmstart",
            "untied checkpoints of this family cannot be imported")  # fmt: skip
-    dropped = sorted(k for k in state if k.startswith(DROPPED))
-    known = expected.keys() | {a for a, _ in fam.tied} | set(dropped)
+    tied = {a for a, _ in fam.tied}
+    dropped = sorted(k for k in state if k.startswith(DROPPED) and k not in expected and k not in tied)
+    known = expected.keys() | tied | set(dropped)
     unexpected = [k for k in state if k not in known and not BUFFERS.fullmatch(k)]
     refuse(bool(unexpected), f"{where} has {len(unexpected)} weights a {fam.hf_class} does not: "
            f"{_first(unexpected)}", "check model_type and the sizes in config.json")  # fmt: skip
@@ -97,13 +100,16 @@ TASK_CLASSES = {
     "classification": "ForSequenceClassification",
     "tagging": "ForTokenClassification",
     "extractive_qa": "ForQuestionAnswering",
+    "multiple_choice": "ForMultipleChoice",
 }
+POOLED = ("classification", "multiple_choice")  # exported with task.pooling=pooler only
 PROBLEM_TYPES = {
     "single_label": "single_label_classification",
     "multi_label": "multi_label_classification",
     "regression": "regression",
 }
 WB = ("weight", "bias")
+SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
 
 
 def base_name(fam: Family) -> str:
@@ -115,6 +121,9 @@ def _head_names(name: str, task: str) -> list[tuple[str, str]]:
     """(warmstart unit name, transformers name) of a task's head tensors."""
     if task == "extractive_qa":
         return [(f"qa_outputs.{p}", f"qa_outputs.{p}") for p in WB]
+    if task == "multiple_choice":  # ELECTRA's: a summary (dense + summary_activation) on the first token
+        pooler = [(f"encoder.pooler.{p}", f"sequence_summary.summary.{p}") for p in WB]
+        return (pooler if name == "electra" else []) + [(f"scorer.{p}", f"classifier.{p}") for p in WB]
     if task == "classification" and name == "roberta":
         return [(f"encoder.pooler.{p}", f"classifier.dense.{p}") for p in WB] + [
             (f"classifier.{p}", f"classifier.out_proj.{p}") for p in WB
@@ -131,25 +140,28 @@ def export_task(name: str, fam: Family, cfg, block: dict, state: dict) -> tuple[
     refuse(
         fam.arch != "bert" or kind not in TASK_CLASSES,
         f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
-        "export classification (task.pooling=pooler), tagging or extractive_qa runs, or the pretrained run",
+        "export classification or multiple_choice (task.pooling=pooler), tagging or extractive_qa runs, or "
+        "the pretrained run",
     )
-    if kind == "classification":
+    if kind in POOLED:
         pooling = task.get("pooling", "cls")
         refuse(
             pooling != "pooler",
-            f"a finetuned classification model with task.pooling={pooling} has no transformers head "
-            "(*ForSequenceClassification reads BERT's pooler: dense + tanh on [CLS])",
+            f"a finetuned {kind} model with task.pooling={pooling} has no transformers head "
+            f"(*{TASK_CLASSES[kind]} reads BERT's pooler: dense + tanh on [CLS])",
             "finetune with task.pooling=pooler to export it",
         )
+    if kind == "classification":
         refuse(
             name == "electra",
             "transformers' ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, "
             "not the pooler (dense + tanh) that warmstart's pooler classifier reads",
             "export the pretrained run (or finetune tagging or extractive_qa models)",
         )
-    pooler = kind == "classification" and name != "roberta"  # RoBERTa's pooler is its classifier.dense
+    heads = _head_names(name, kind)
+    pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
-    tensors.update({theirs: state[ours] for ours, theirs in _head_names(name, kind)})
+    tensors.update({theirs: state[ours] for ours, theirs in heads})
     labels = list(block.get("labels", []))
     problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
     if problem == "regression":
@@ -160,17 +172,29 @@ def export_task(name: str, fam: Family, cfg, block: dict, state: dict) -> tuple[
         config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
     if kind == "classification":
         config["problem_type"] = PROBLEM_TYPES[problem]
+    if kind == "multiple_choice" and name == "electra":
+        config.update(SUMMARY, summary_proj_to_labels=False)
     return base_name(fam) + TASK_CLASSES[kind], tensors, config
 
 
 # ---------------------------------------------------------------------------------------------- import
+def _electra_head(kind: str, hf: dict) -> bool:
+    """Whether warmstart has ELECTRA's head of ``kind``: its classifier (dense + gelu + out_proj) it has not;
+    its multiple-choice summary only as a tanh on a dense layer (summary_activation=tanh), i.e. a pooler."""
+    if kind != "multiple_choice":
+        return kind != "classification"
+    summary = {k: hf.get(k, v) for k, v in {**SUMMARY, "summary_activation": "gelu"}.items()}  # defaults
+    return summary == SUMMARY and not hf.get("summary_proj_to_labels")
+
+
 def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: int) -> dict | None:
     """The finetuned task of a transformers task checkpoint: {"task": TaskConfig fields, "labels",
     "tensors": head tensors under unit names}, its head tensors taken out of ``state`` (RoBERTa's
-    classifier.dense put back as the pooler); None when it is no task class warmstart has a head for."""
+    classifier.dense put back as the pooler; ELECTRA's multiple-choice summary as the pooler, "pooler" then
+    true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
     kind = next((k for k, suffix in TASK_CLASSES.items() if arch.endswith(suffix)), None)
-    if kind is None or fam.arch != "bert" or (kind == "classification" and name == "electra"):
+    if kind is None or fam.arch != "bert" or name == "electra" and not _electra_head(kind, hf):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
     heads = _head_names(name, kind)
     lost = [theirs for _, theirs in heads if theirs not in state]
@@ -178,14 +202,16 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
            "pass the directory save_pretrained wrote")  # fmt: skip
     tensors = {}
     for ours, theirs in heads:
-        if ours.startswith("encoder.pooler."):
+        if ours.startswith("encoder.pooler.") and name == "roberta":
             state[f"{fam.prefix}pooler.dense.{ours.rsplit('.', 1)[1]}"] = state.pop(theirs)
-        else:
+        else:  # ELECTRA's summary: the pooler its base model has not
             tensors[ours] = state.pop(theirs)
     length = min(128, max_positions)
     task = {"name": kind, "max_length": length, "doc_stride": min(64, length // 2)}
-    if kind == "extractive_qa":
-        return {"task": task, "labels": [], "tensors": tensors}
+    if kind in ("extractive_qa", "multiple_choice"):
+        task.update({"pooling": "pooler"} if kind == "multiple_choice" else {})
+        pooler = any(k.startswith("encoder.pooler.") for k in tensors)
+        return {"task": task, "labels": [], "tensors": tensors, "pooler": pooler}
     n = tensors["classifier.weight"].shape[0]
     id2label = {str(k): v for k, v in (hf.get("id2label") or {}).items()}
     labels = [str(id2label.get(str(i), f"LABEL_{i}")) for i in range(n)]
@@ -214,10 +240,9 @@ def warn_heads(src, fam: Family, fresh: list, dropped: list, finetuned: bool) ->
     heads it drops."""
     fresh = [] if finetuned else [f for f in fresh if not f.endswith("final_logits_bias")]
     if fresh:
-        where = os.path.commonprefix([theirs for _, theirs in fam.heads])
-        where = where[: where.rfind(".") + 1]
-        what = "masked-LM head" if fam.objective != "electra" else "discriminator head"
-        warnings.warn(f"{src} has no {what} ({where}*): the head starts fresh", stacklevel=3)
+        where = ", ".join(dict.fromkeys(theirs.split(".")[0] + ".*" for _, theirs in fam.heads))
+        what = {"electra": "discriminator", "mlm": "masked-LM"}.get(fam.objective, "pretraining") + " head"
+        warnings.warn(f"{src} has no {what} ({where}): the head starts fresh", stacklevel=3)
     if fam.fresh and not finetuned:
         warnings.warn(f"{src}: {fam.hf_class} checkpoints hold no generator: it starts fresh", stacklevel=3)
     if dropped:

@@ -7,6 +7,7 @@ task allows it (classification: the text; tagging: whitespace-separated words). 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 
 from warmstart.data import readers
@@ -34,6 +35,10 @@ def evaluate_run(run: str, dataset: str, split: str = "test", options: DataOptio
     return {"metrics": metrics, "examples": len(records), "dataset": dataset, "split": split}
 
 
+TEXT_KEYS = ("text", "text_pair", "question", "context")
+LIST_KEYS = ("tokens", "choices")
+
+
 def _record(line: str, number: int, kind: str) -> dict:
     line = line.strip()
     if line.startswith("{"):
@@ -45,6 +50,14 @@ def _record(line: str, number: int, kind: str) -> dict:
             f"input line {number} is plain text, but this model needs JSON objects",
             'write lines like {"question": ..., "context": ...} (QA) or {"context": ..., "choices": [...]}',
         )
+    for key, value in obj.items():
+        texts = isinstance(value, list) and all(isinstance(x, str) for x in value)
+        if (key in TEXT_KEYS and not isinstance(value, str)) or (key in LIST_KEYS and not texts):
+            must = "a string" if key in TEXT_KEYS else "a list of strings"
+            raise WarmstartError(
+                f"input line {number}: '{key}' must be {must}, got {json.dumps(value)[:60]}",
+                'e.g. {"text": "a review"}, {"tokens": ["New", "York"]}, {"choices": ["yes", "no"]}',
+            )
     if kind == "tagging":
         tokens = obj.get("tokens") or str(obj.get("text", "")).split()
         obj = {**obj, "tokens": tokens, "text": " ".join(tokens), "tags": ["O"] * len(tokens)}
@@ -61,19 +74,34 @@ def _record(line: str, number: int, kind: str) -> dict:
     return obj
 
 
-def predict_lines(run: str, lines: Iterable[str], chunk: int = 64) -> Iterator[dict]:
-    """One prediction dict per non-empty input line, in order, streaming in chunks."""
+def _size(record: dict) -> int:
+    """Characters of an input record's texts: the batching key (tokens follow characters closely)."""
+    return sum(len(v) if isinstance(v, str) else len(" ".join(map(str, v))) if isinstance(v, list) else 0
+               for v in record.values())  # fmt: skip
+
+
+def predict_lines(run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64) -> Iterator[dict]:
+    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines.
+
+    Within a chunk the examples are batched by size (less padding) and the answers put back in input order;
+    no autograd graph is built."""
+    import torch
+
     unit, task, tokenizer, labels = load_finetuned(run)
     device = pick_device("auto")
     unit.to(device)
     pending: list[dict] = []
 
     def flush() -> Iterator[dict]:
-        features = task.encode(pending, tokenizer, labels, "the input")
-        preds = []
-        for batch in features.eval_batches(chunk):
-            batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
-            preds += unit.predict(batch)
+        order = sorted(range(len(pending)), key=lambda i: _size(pending[i]))
+        features = task.encode([pending[i] for i in order], tokenizer, labels, "the input")
+        preds = [None] * len(pending)
+        done = iter(order)
+        with torch.inference_mode():
+            for batch in features.eval_batches(batch_size):
+                batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
+                for pred in unit.predict(batch):
+                    preds[next(done)] = pred
         for record, pred in zip(pending, preds, strict=True):
             shown = {k: record[k] for k in ("text", "text_pair", "question", "choices") if k in record}
             yield {**shown, **pred}

@@ -15,7 +15,7 @@ from warmstart.continue_from import load_weights as load_init_weights
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import DataConfig, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
-from warmstart.data.shards import TokenShards
+from warmstart.data.shards import TokenShards, read_meta
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
 from warmstart.objectives.denoising import DenoisingConfig
@@ -23,7 +23,7 @@ from warmstart.objectives.mlm import MLMConfig
 from warmstart.objectives.nsp_sop import NSPConfig
 from warmstart.objectives.replaced_token import ElectraConfig
 from warmstart.objectives.span_corruption import SpanCorruptionConfig
-from warmstart.pretrained import backbone
+from warmstart.pretrained import backbone, read_config
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
 from warmstart.train.checkpoint import Checkpointer
@@ -132,6 +132,7 @@ def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     start = getattr(unit_cls, "decoder_start_id", None)
     extra = {"decoder_start_token_id": start(tokenizer)} if start else {}
+    shapes = {s: dataclasses.asdict(getattr(cfg, s)) for s in getattr(unit_cls, "shape_sections", ())}
     return {
         "model_type": cfg.arch,
         "architectures": [unit_cls.hf_architecture],
@@ -140,7 +141,12 @@ def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
         "bos_token_id": tokenizer.bos_id,
         "eos_token_id": tokenizer.eos_id,
         **extra,
-        "warmstart": {"arch": cfg.arch, "objective": cfg.objective, "tokenizer": tokenizer.fingerprint()},
+        "warmstart": {
+            "arch": cfg.arch,
+            "objective": cfg.objective,
+            "tokenizer": tokenizer.fingerprint(),
+            **shapes,
+        },
     }
 
 
@@ -256,7 +262,14 @@ def _open_init(cfg: PretrainConfig, explicit: dict):
     data = cfg.data
     if not data.tokenizer and not data.shards:
         data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
-    return init, dataclasses.replace(cfg, model=init.model, data=data)
+    cfg = dataclasses.replace(cfg, model=init.model, data=data)
+    block = read_config(init.path).get("warmstart", {})
+    for name in getattr(lookup(OBJECTIVES, "objective", cfg.objective), "shape_sections", ()):
+        fields = {f.name for f in dataclasses.fields(getattr(cfg, name))} - set(explicit.get(name, {}))
+        saved = {k: v for k, v in (block.get(name) or {}).items() if k in fields}
+        if saved:  # the generator's shape of an ELECTRA run, unless set: its weights then load too
+            cfg = dataclasses.replace(cfg, **{name: dataclasses.replace(getattr(cfg, name), **saved)})
+    return init, cfg
 
 
 def _continue(unit, init, run_dir: Path) -> None:
@@ -317,6 +330,7 @@ def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
 def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:
     if cfg.data.shards:
         shards_dir = Path(cfg.data.shards)
+        read_meta(shards_dir)  # not a shards directory: said before looking for the tokenizer inside it
         tok_dir = Path(cfg.data.tokenizer) if cfg.data.tokenizer else shards_dir / "tokenizer"
         tokenizer = Tokenizer.load(tok_dir)
         return tokenizer, shards_dir

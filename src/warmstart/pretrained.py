@@ -6,11 +6,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from safetensors.torch import load_file
-
 from warmstart.errors import WarmstartError
 from warmstart.registry import MODELS, lookup
 from warmstart.tokenization import Tokenizer
+from warmstart.train.checkpoint import read_tensors
 
 
 def resolve_checkpoint(path: str | Path, prefer: str = "final") -> Path:
@@ -22,10 +21,24 @@ def resolve_checkpoint(path: str | Path, prefer: str = "final") -> Path:
     ckpts = sorted((path / "checkpoints").glob("step-*")) if (path / "checkpoints").is_dir() else []
     for c in candidates + ckpts[::-1]:
         if (c / "model.safetensors").is_file() and (c / "config.json").is_file():
+            read_config(c)  # a damaged config.json fails here, in one clear line
             return c
     raise WarmstartError(
         f"no model found in {path}", "pass a run directory or a checkpoint directory from warmstart"
     )
+
+
+def read_config(d: Path) -> dict:
+    """The config.json of a model directory as a dict; WarmstartError when it is not a JSON object."""
+    try:
+        data = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise WarmstartError(
+            f"{d / 'config.json'} is not valid JSON ({exc})", "use another checkpoint, or write it again"
+        ) from None
+    if not isinstance(data, dict):
+        raise WarmstartError(f"{d / 'config.json'} does not hold a JSON object", "use another checkpoint")
+    return data
 
 
 def model_config(config_json: dict):
@@ -35,10 +48,19 @@ def model_config(config_json: dict):
     return config_cls(**{k: v for k, v in config_json.items() if k in names}), model_cls
 
 
+def check_length(model_cfg, length: int, key: str) -> None:
+    """Refuse inputs of ``length`` tokens (the setting ``key``) beyond the model's learned positions."""
+    limit = getattr(model_cfg, "max_length", None)  # None: relative positions only (T5)
+    if limit is not None and getattr(model_cfg, "position_biased_input", True) and length > limit:
+        raise WarmstartError(
+            f"{key} {length} exceeds the model's {limit} positions", f"use {key} {limit} or less"
+        )
+
+
 def load_encoder(path: str | Path, random_init: bool = False):
     """(encoder, tokenizer, config.json) from a run or checkpoint; ``random_init``: the untrained twin."""
     d = resolve_checkpoint(path)
-    config_json = json.loads((d / "config.json").read_text())
+    config_json = read_config(d)
     cfg, model_cls = model_config(config_json)
     encoder = model_cls(cfg)
     tokenizer = Tokenizer.load(d)
@@ -48,7 +70,7 @@ def load_encoder(path: str | Path, random_init: bool = False):
             "use the tokenizer the model was trained with",
         )
     if not random_init:
-        state = load_file(str(d / "model.safetensors"))
+        state = read_tensors(d / "model.safetensors")
         prefix = "encoder." if any(k.startswith("encoder.") for k in state) else "model."
         enc = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         missing, unexpected = encoder.load_state_dict(enc, strict=False)
@@ -69,7 +91,7 @@ def load_generator(path: str | Path):
     """(model, tokenizer, config.json) of a decoder or encoder-decoder run (GPT-2, T5, BART), in eval mode:
     RUN/final, or a model directory. The weights are the unit's ``model.*`` tensors."""
     d = resolve_checkpoint(path)
-    config_json = json.loads((d / "config.json").read_text())
+    config_json = read_config(d)
     cfg, model_cls = model_config(config_json)
     if not hasattr(model_cls, "lm_logits"):
         raise WarmstartError(
@@ -77,7 +99,7 @@ def load_generator(path: str | Path):
             "pass a gpt2, t5 or bart run (`warmstart pretrain --preset gpt2-mini ...`)",
         )
     model = model_cls(cfg)
-    state = load_file(str(d / "model.safetensors"))
+    state = read_tensors(d / "model.safetensors")
     own = {k[len("model.") :]: v for k, v in state.items() if k.startswith("model.")}
     missing, _ = model.load_state_dict(own, strict=False)
     if missing:
@@ -94,7 +116,7 @@ def load_finetuned(path: str | Path):
     from warmstart.tasks.base import TaskConfig
 
     d = resolve_checkpoint(path, prefer="best")
-    config_json = json.loads((d / "config.json").read_text())
+    config_json = read_config(d)
     block = config_json.get("warmstart", {})
     if "task" not in block:
         raise WarmstartError(
@@ -109,7 +131,7 @@ def load_finetuned(path: str | Path):
     tokenizer = Tokenizer.load(d)
     task.bind(tokenizer, config_json)
     unit = task.build(model_cls(cfg), labels)
-    state = load_file(str(d / "model.safetensors"))
+    state = read_tensors(d / "model.safetensors")
     missing, unexpected = unit.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise WarmstartError(

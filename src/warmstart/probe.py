@@ -21,7 +21,7 @@ from warmstart.features import all_layer_features
 from warmstart.pretrained import load_encoder
 from warmstart.report.plots import line_plot
 from warmstart.train.checkpoint import write_json
-from warmstart.train.rundir import open_run_dir
+from warmstart.train.rundir import check_free, open_run_dir
 
 L2_GRID = (1e-4, 1e-3, 1e-2)
 
@@ -95,8 +95,12 @@ def run_probe(
             raise WarmstartError(
                 f"{dataset} ({split}) has labels not in train: {unknown[:5]}", "check the data"
             )
+    if len(names) < 2:
+        raise WarmstartError(
+            f"{dataset} has {len(names)} label(s) in its training split", "a probe needs 2 labels or more"
+        )
     labels = {s: torch.tensor([index[r["label"]] for r in rows]) for s, rows in records.items()}
-    run_dir = open_run_dir(out, overwrite=overwrite)
+    check_free(out, overwrite)  # refused now; written only when the probes are done
     results = {}
     variants = [("pretrained", False)] + ([("scratch", True)] if scratch_twin else [])
     for name, random_init in variants:
@@ -108,6 +112,7 @@ def run_probe(
             for s, rows in records.items()
         }
         results[name] = probe_layers(feats, labels, len(names))
+    run_dir = open_run_dir(out, overwrite=overwrite)
     write_json({"dataset": dataset, "pooling": pooling, "layers": results}, run_dir / "probe.json")
     series = {
         f"{name} ({split})": ([r["layer"] for r in rows], [r[split] for r in rows])

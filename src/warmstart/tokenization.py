@@ -28,6 +28,7 @@ from pathlib import Path
 from tokenizers import Tokenizer as _HFTokenizer
 from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 
+from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 
 __all__ = ["KINDS", "SPECIAL_TOKENS", "Tokenizer", "train_tokenizer"]
@@ -165,6 +166,9 @@ def train_tokenizer(
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise WarmstartError(f"{out_dir} exists and is not a directory", "choose another --out")
+    check_writable(out_dir)
+    if int(min_frequency) < 0:
+        raise WarmstartError(f"min_frequency {min_frequency} is negative", "use 0 or more (2 is usual)")
     if (out_dir / "tokenizer.json").exists() and not overwrite:
         raise WarmstartError(
             f"{out_dir} already contains a tokenizer",
@@ -269,7 +273,12 @@ class Tokenizer:
         max_len = 512
         config = file.parent / "tokenizer_config.json"
         if config.is_file():
-            cfg = json.loads(config.read_text(encoding="utf-8"))
+            try:
+                cfg = json.loads(config.read_text(encoding="utf-8"))
+            except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+                raise WarmstartError(f"{config} is not valid JSON ({exc})", _TRAIN_CMD) from None
+            if not isinstance(cfg, dict):
+                raise WarmstartError(f"{config} does not hold a JSON object", _TRAIN_CMD)
             found = {r: _token_str(cfg.get(r)) for r in ROLES if cfg.get(r) is not None}
             if found:
                 roles = found

@@ -29,19 +29,17 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
             if line.strip():
                 yield readers._json_object(line, path, number), f"line {number}"
     elif suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         n = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        for batch in readers._parquet(path).iter_batches(batch_size=4096):
             for row in batch.to_pylist():
                 n += 1
                 yield row, f"row {n}"
     else:
-        rows = readers._csv_rows(iter(readers._Lines(path)), suffix)
-        header = next(rows, [])
-        for values in rows:
+        rows = readers._csv_rows(iter(readers._Lines(path)), suffix, path)
+        _, header = next(rows, (0, []))
+        for number, values in rows:
             if values:
-                yield dict(zip(header, values)), f"line {rows.line_num}"
+                yield dict(zip(header, values)), f"line {number}"
 
 
 def read_choice_file(

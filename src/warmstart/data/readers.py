@@ -9,7 +9,10 @@ is not valid UTF-8 is decoded again with ``errors="replace"`` (bad bytes become 
 long run on one stray byte; the affected lines are counted and one ``UnicodeWarning`` at the end of the file
 names the count and the first line number, so the damage is visible without stopping the job.
 
-TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines).
+TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines). CSV is read
+strictly: an unclosed quote or text after a closing quote is an error naming the line, and so is a row with
+more (non-empty) fields than the header. A text file with NUL bytes in its first 8 KB is refused as binary
+(UTF-16 files look like that too). Values must be strings or numbers: a JSON list or object is refused.
 """
 
 import csv
@@ -67,13 +70,45 @@ def check_path(path: str | Path) -> Path:
             f"unsupported file type '{path.suffix}': {path}",
             f"use one of {', '.join(SUPPORTED_EXTENSIONS)}",
         )
+    if path.suffix.lower() != ".parquet":
+        check_text(path)
     return path
 
 
-def _csv_rows(lines: Iterator[str], suffix: str):
+def check_text(path: Path) -> None:
+    """Refuse a file whose first 8 KB hold a NUL byte: binary, or UTF-16/32, not UTF-8 text."""
+    with open(path, "rb") as fh:
+        if b"\0" in fh.read(8192):
+            raise WarmstartError(
+                f"{path} looks like a binary file (it has NUL bytes), not UTF-8 text",
+                "pass a UTF-8 text file (save UTF-16 text as UTF-8)",
+            )
+
+
+def _parquet(path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise WarmstartError(f"{path} is not a readable Parquet file ({exc})", "write it again") from None
+
+
+def _csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each row; a quoting error is a WarmstartError naming the line."""
     if suffix == ".tsv":
-        return csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-    return csv.reader(lines)
+        rows = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    else:
+        rows = csv.reader(lines, strict=True)
+    try:
+        for values in rows:
+            yield rows.line_num, values
+    except csv.Error as exc:
+        raise WarmstartError(
+            f"bad CSV quoting on line {rows.line_num} of {path} ({exc})",
+            'wrap a field holding a comma, quote or newline in double quotes and double its quotes ("")',
+        ) from None
 
 
 def file_columns(path: str | Path) -> list[str]:
@@ -83,15 +118,13 @@ def file_columns(path: str | Path) -> list[str]:
     if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return list(pq.ParquetFile(path).schema_arrow.names)
+        return list(_parquet(path).schema_arrow.names)
     if suffix == ".jsonl":
         for number, line in enumerate(_Lines(path), 1):
             if line.strip():
                 return list(_json_object(line, path, number))
         return []
-    return next(_csv_rows(iter(_Lines(path)), suffix), [])
+    return next((values for _, values in _csv_rows(iter(_Lines(path)), suffix, path)), [])
 
 
 def _json_object(line: str, path: Path, number: int) -> dict:
@@ -119,6 +152,13 @@ def _check_columns(path: Path, available: list[str], wanted: list[str]) -> None:
 
 def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
     """A record from a row (dict column -> value); None if its text is empty."""
+    for column in columns.values():
+        if column is not None and isinstance(row.get(column), list | dict):
+            kind = type(row[column]).__name__
+            raise WarmstartError(
+                f"{where} of {path}: column '{column}' holds a {kind}, not a string or number",
+                "write one text per field; several labels as one string joined by '|' (task.label_separator)",
+            )
     text = row.get(columns["text"])
     if text is None or not str(text).strip():
         if columns.get("label") is not None and str(row.get(columns["label"]) or "").strip():
@@ -209,23 +249,26 @@ def _read_jsonl(path: Path, columns: dict) -> Iterator[dict]:
 def _read_csv(path: Path, columns: dict) -> Iterator[dict]:
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
     lines = _Lines(path)
-    rows = _csv_rows(iter(lines), path.suffix.lower())
-    header = next(rows, [])
-    for values in rows:
+    rows = _csv_rows(iter(lines), path.suffix.lower(), path)
+    _, header = next(rows, (0, []))
+    for number, values in rows:
         if not values:
             continue
-        record = _record(dict(zip(header, values)), columns, path, f"line {rows.line_num}")
+        if any(v.strip() for v in values[len(header) :]):
+            raise WarmstartError(
+                f"line {number} of {path} has {len(values)} fields but the header has {len(header)}",
+                "quote fields that hold the delimiter (TSV: no tabs inside fields), or add the column",
+            )
+        record = _record(dict(zip(header, values)), columns, path, f"line {number}")
         if record is not None:
             yield record
     lines.warn()
 
 
 def _read_parquet(path: Path, columns: dict) -> Iterator[dict]:
-    import pyarrow.parquet as pq
-
     wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
     offset = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=wanted):
+    for batch in _parquet(path).iter_batches(batch_size=4096, columns=wanted):
         for i, row in enumerate(batch.to_pylist()):
             record = _record(row, columns, path, f"row {offset + i + 1}")
             if record is not None:

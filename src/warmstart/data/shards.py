@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 from warmstart.tokenization import Tokenizer
 
@@ -171,6 +172,7 @@ def prepare_shards(
         raise WarmstartError(
             f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
         )
+    check_writable(out_dir)
     vocab_size = tokenizer.vocab_size
     dtype = token_dtype(vocab_size)
     sep = int(tokenizer.doc_sep_id)

@@ -45,7 +45,7 @@ class CausalLM(nn.Module):
         labels = ids[:, 1:]
         if "attention_mask" in batch:
             labels = labels.masked_fill(batch["attention_mask"][:, 1:] == 0, IGNORE)
-        return token_loss(self.model.lm_logits(hidden[:, :-1]), labels)
+        return token_loss(self.model.lm_logits(hidden[:, :-1]), labels, accuracy=not self.training)
 
     summarize = staticmethod(with_perplexity)
 

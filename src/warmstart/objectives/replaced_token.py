@@ -53,6 +53,25 @@ def generator_config(disc, cfg: ElectraConfig):
     )
 
 
+def generator_section(disc, shape: dict, recorded: ElectraConfig | None = None) -> ElectraConfig | None:
+    """The electra section whose generator has ``shape`` (hidden_size, intermediate_size, num_hidden_layers
+    and, when known, num_attention_heads): ``recorded`` when it fits, else the width fraction read from the
+    hidden or FFN size; None when no fraction gives that generator."""
+    base = recorded or ElectraConfig()
+    layers = shape["num_hidden_layers"]
+    tries = [recorded] if recorded else []
+    for f in (shape["hidden_size"] / disc.hidden_size, shape["intermediate_size"] / disc.intermediate_size):
+        more = None if layers == disc.num_hidden_layers else layers
+        tries.append(dataclasses.replace(base, generator_size=f, generator_layers=more))
+    for cfg in tries:
+        if not 0 < cfg.generator_size <= 1:
+            continue
+        g = dataclasses.asdict(generator_config(disc, cfg))
+        if all(g[k] == v for k, v in shape.items()):
+            return cfg
+    return None
+
+
 def sample(logits: torch.Tensor, temperature: float, generator: torch.Generator | None = None):
     """One token per row of ``logits``, drawn from softmax(logits / temperature) by the Gumbel-max trick."""
     u = torch.rand(logits.shape, device=logits.device, generator=generator).clamp_(1e-9, 1.0)
@@ -87,6 +106,7 @@ class ReplacedTokenDetection(nn.Module):
 
     sections = ("mlm", "electra")
     hf_architecture = "ElectraForPreTraining"
+    shape_sections = ("electra",)  # config.json records them: they give the generator's shape
     summarize = staticmethod(MaskedLM.summarize)
     check_tokenizer = staticmethod(MaskedLM.check_tokenizer)  # perplexity of the generator's MLM loss
 

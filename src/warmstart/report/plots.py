@@ -9,6 +9,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from warmstart.atomic import write_atomic  # noqa: E402
+
+
+def save_png(fig, path: Path) -> Path:
+    """Write ``fig`` to ``path`` atomically (a crash never leaves half a PNG) and close it."""
+    try:
+        fig.tight_layout()
+        write_atomic(path, lambda fh: fig.savefig(fh, format="png"))
+    finally:
+        plt.close(fig)
+    return Path(path)
+
 
 def line_plot(
     series: dict[str, tuple[list, list]], title: str, xlabel: str, ylabel: str, path: Path, logy: bool = False
@@ -24,10 +36,7 @@ def line_plot(
         ax.set_yscale("log")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def bar_plot(values: dict[str, list[float]], title: str, ylabel: str, path: Path) -> Path:
@@ -47,7 +56,4 @@ def bar_plot(values: dict[str, list[float]], title: str, ylabel: str, path: Path
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)

@@ -43,8 +43,9 @@ class TaskConfig:
     )
     pooling: str = opt(
         "cls",
-        "classification: cls (the raw [CLS] state), mean (of the token states) or pooler (BERT's pooled "
-        "output tanh(dense([CLS])), as transformers' *ForSequenceClassification: exportable)",
+        "classification, multiple_choice: cls (the raw [CLS] state), mean (of the token states) or pooler "
+        "(BERT's pooled output tanh(dense([CLS])), as transformers' *ForSequenceClassification and "
+        "*ForMultipleChoice: exportable)",
     )
     label_separator: str = opt("|", "multi-label: separator between labels in a text column")
     max_length: int = opt(128, "longest input in tokens (longer inputs are truncated, QA contexts split)")

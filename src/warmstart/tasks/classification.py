@@ -33,6 +33,25 @@ def init_head(linear: nn.Linear, std: float) -> nn.Linear:
     return linear
 
 
+def check_pooling(encoder: nn.Module, pooling: str) -> None:
+    """Refuse an unknown ``task.pooling``, and ``pooler`` on an encoder without one."""
+    if pooling not in POOLINGS:
+        raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLINGS)}")
+    if pooling == "pooler" and getattr(encoder, "pooler", None) is None:
+        raise WarmstartError(
+            "task.pooling=pooler reads the encoder's pooler (dense + tanh on [CLS]); this model has none",
+            "use task.pooling=cls or mean, or start from a model with model.pooler=true",
+        )
+
+
+def pooled(encoder: nn.Module, hidden: torch.Tensor, mask, pooling: str) -> torch.Tensor:
+    """One vector per row: the encoder's pooler output (tanh(dense([CLS])), as transformers' heads read it),
+    the [CLS] state or the mean of the token states (``mask``: padding excluded)."""
+    if pooling == "pooler":
+        return encoder.pool(hidden)
+    return pool(hidden, torch.ones(hidden.shape[:2], device=hidden.device) if mask is None else mask, pooling)
+
+
 class SequenceClassifier(nn.Module):
     """encoder -> [pooler: dense + tanh] -> dropout -> Linear on the [CLS] (or mean) state.
     ``forward(batch) -> (loss, stats)``."""
@@ -42,13 +61,7 @@ class SequenceClassifier(nn.Module):
     ):
         super().__init__()
         c = encoder.config
-        if pooling not in POOLINGS:
-            raise WarmstartError(f"unknown task.pooling '{pooling}'", f"use one of: {', '.join(POOLINGS)}")
-        if pooling == "pooler" and getattr(encoder, "pooler", None) is None:
-            raise WarmstartError(
-                "task.pooling=pooler reads the encoder's pooler (dense + tanh on [CLS]); this model has none",
-                "use task.pooling=cls or mean, or start from a model with model.pooler=true",
-            )
+        check_pooling(encoder, pooling)
         self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
         self.drop = nn.Dropout(c.hidden_dropout_prob)
         outputs = 1 if problem == "regression" else len(labels)
@@ -60,11 +73,7 @@ class SequenceClassifier(nn.Module):
     def logits(self, batch: dict) -> torch.Tensor:
         ids, mask = batch["input_ids"], batch.get("attention_mask")
         hidden = self.encoder(ids, mask, batch.get("token_type_ids"))
-        if self.pooling == "pooler":
-            pooled = self.encoder.pool(hidden)  # tanh(dense([CLS])), as BertForSequenceClassification
-        else:
-            pooled = pool(hidden, torch.ones_like(ids) if mask is None else mask, self.pooling)
-        return self.classifier(self.drop(pooled)).float()
+        return self.classifier(self.drop(pooled(self.encoder, hidden, mask, self.pooling))).float()
 
     def forward(self, batch: dict):
         logits, labels = self.logits(batch), batch["labels"]

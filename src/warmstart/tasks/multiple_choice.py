@@ -1,7 +1,9 @@
 """Multiple choice (SWAG style): one score per (context, choice) pair, softmax over the choices.
 
-Each choice is encoded as ``[CLS] context [SEP] choice [SEP]``; a Linear(hidden, 1) on its [CLS] state gives
-its score, and cross-entropy over the example's scores trains it. Examples may have different numbers of
+Each choice is encoded as ``[CLS] context [SEP] choice [SEP]``; a Linear(hidden, 1) on its [CLS] state (or, as
+``task.pooling`` says, the mean state or BERT's pooled output tanh(dense([CLS])), which transformers'
+*ForMultipleChoice reads: such runs export to it) gives its score, and cross-entropy over the example's scores
+trains it. Examples may have different numbers of
 choices: missing ones are padded and masked out of the softmax.
 """
 
@@ -13,16 +15,17 @@ from torch import nn
 
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import Features, Task, encoder_inputs
-from warmstart.tasks.classification import init_head
+from warmstart.tasks.classification import check_pooling, init_head, pooled
 
 
 class ChoiceScorer(nn.Module):
     best_metric = ("accuracy", "max")
 
-    def __init__(self, encoder: nn.Module):
+    def __init__(self, encoder: nn.Module, pooling: str = "cls"):
         super().__init__()
         c = encoder.config
-        self.encoder = encoder
+        check_pooling(encoder, pooling)
+        self.encoder, self.pooling = encoder, pooling
         self.drop = nn.Dropout(c.hidden_dropout_prob)
         self.scorer = init_head(nn.Linear(c.hidden_size, 1), c.initializer_range)
 
@@ -30,7 +33,8 @@ class ChoiceScorer(nn.Module):
         b, k, t = batch["input_ids"].shape
         flat = {n: batch[n].reshape(b * k, t) for n in ("input_ids", "attention_mask", "token_type_ids")}
         hidden = self.encoder(flat["input_ids"], flat["attention_mask"], flat["token_type_ids"])
-        scores = self.scorer(self.drop(hidden[:, 0])).float().view(b, k)
+        vectors = pooled(self.encoder, hidden, flat["attention_mask"], self.pooling)
+        scores = self.scorer(self.drop(vectors)).float().view(b, k)
         return scores.masked_fill(~batch["choice_mask"], float("-inf"))
 
     def forward(self, batch: dict):
@@ -106,4 +110,4 @@ class MultipleChoiceTask(Task):
         return ChoiceFeatures(grouped_ids, grouped_types, answers, tokenizer.pad_id)
 
     def build(self, encoder: nn.Module, labels: list[str]) -> nn.Module:
-        return ChoiceScorer(encoder)
+        return ChoiceScorer(encoder, self.cfg.pooling)

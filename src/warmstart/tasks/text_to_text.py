@@ -109,7 +109,9 @@ class TextToTextUnit(nn.Module):
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         if self.decoder_only:
             hidden = self.model(batch["input_ids"], batch["attention_mask"])
-            loss, stats = token_loss(self.model.lm_logits(hidden[:, :-1]), batch["labels"][:, 1:])
+            loss, stats = token_loss(
+                self.model.lm_logits(hidden[:, :-1]), batch["labels"][:, 1:], accuracy=not self.training
+            )
         else:
             hidden = self.model(
                 batch["input_ids"],
@@ -117,7 +119,8 @@ class TextToTextUnit(nn.Module):
                 batch["decoder_input_ids"],
                 batch["decoder_attention_mask"],
             )
-            loss, stats = token_loss(self.model.lm_logits(hidden), batch["labels"])
+            logits = self.model.lm_logits(hidden)
+            loss, stats = token_loss(logits, batch["labels"], accuracy=not self.training)
         if not self.training:
             stats.update(text_stats(self.generate(batch["sources"]), batch["references"]))
         return loss, stats

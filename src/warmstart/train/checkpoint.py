@@ -10,7 +10,10 @@ Layout of ``RUN/checkpoints/step-00000100/``::
     trainer/rng.safetensors                          torch / numpy / CUDA RNG states
 
 A checkpoint is written to a hidden temp directory and renamed into place, so a crash never leaves a
-half-written checkpoint where resume would look. The last ``keep_last`` step directories are kept;
+half-written checkpoint where resume would look (``kill -9`` at any moment included: leftovers of an
+interrupted write, replacement or removal are cleared or undone by ``latest()``). Running out of disk space
+is a WarmstartError that names the directory; the previous checkpoint stays. The last ``keep_last`` step
+directories are kept;
 ``RUN/best/`` holds the model with the best validation metric and ``RUN/final/`` the final model.
 """
 
@@ -21,13 +24,26 @@ import os
 import random
 import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from warmstart.atomic import check_writable, disk_full, disk_full_error
+from warmstart.errors import WarmstartError
+
 STEP_DIR = re.compile(r"^step-(\d{8})$")
+PAUSE_ENV = "WARMSTART_TEST_CHECKPOINT_PAUSE"  # fault-injection tests only (tests/train/test_kill_resume.py)
+
+
+def _test_pause() -> None:
+    """Sleep $WARMSTART_TEST_CHECKPOINT_PAUSE seconds inside a checkpoint write, so that a test's kill can
+    land there; unset (every normal run), it does nothing."""
+    if os.environ.get(PAUSE_ENV):
+        time.sleep(float(os.environ[PAUSE_ENV]))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -38,8 +54,10 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_dir(final: Path, write) -> Path:
-    """Call ``write(tmp_dir)`` then rename tmp_dir to ``final`` (replacing an older one only at the end)."""
+def atomic_dir(final: Path, write, full_fix: str | None = None) -> Path:
+    """Call ``write(tmp_dir)`` then rename tmp_dir to ``final`` (replacing an older one only at the end).
+    A full disk is a WarmstartError naming the directory (``full_fix`` says what to do)."""
+    check_writable(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".tmp-{final.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -58,8 +76,10 @@ def atomic_dir(final: Path, write) -> Path:
         else:
             os.rename(tmp, final)
         _fsync_dir(final.parent)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if disk_full(exc):
+            raise disk_full_error(final, full_fix) from None
         raise
     return final
 
@@ -69,8 +89,21 @@ def save_weights(module: torch.nn.Module, path: Path) -> None:
     save_file(state, str(path), metadata={"format": "pt"})
 
 
+def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file; a missing, truncated or damaged file is a WarmstartError."""
+    if not Path(path).is_file():
+        raise WarmstartError(f"{path} is missing", "pass a complete run or checkpoint directory")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError) as exc:
+        raise WarmstartError(
+            f"{path} is damaged or not a safetensors file ({exc})",
+            "use another checkpoint, or write this one again",
+        ) from None
+
+
 def load_weights(module: torch.nn.Module, path: Path, strict: bool = True) -> tuple[list, list]:
-    missing, unexpected = module.load_state_dict(load_file(str(path)), strict=strict)
+    missing, unexpected = module.load_state_dict(read_tensors(path), strict=strict)
     return missing, unexpected
 
 
@@ -148,6 +181,7 @@ class Checkpointer:
     def save(self, unit, opt, state: dict, keep_last: int) -> Path:
         def write(d: Path) -> None:
             self._write_model(unit, d)
+            _test_pause()
             t = d / "trainer"
             t.mkdir()
             tensors, meta = optimizer_state(opt)
@@ -157,12 +191,19 @@ class Checkpointer:
             save_file(rng_tensors, str(t / "rng.safetensors"))
             write_json({**state, "rng": rng_meta}, t / "state.json")
 
-        path = atomic_dir(self.root / f"step-{state['step']:08d}", write)
+        path = atomic_dir(self.root / f"step-{state['step']:08d}", write, self._full_fix())
         self.prune(keep_last)
         return path
 
+    def _full_fix(self) -> str:
+        """What to do when the disk is full: the last complete checkpoint is intact, resume from it."""
+        dirs = step_dirs(self.root)
+        kept = f"the last complete checkpoint, {dirs[-1][1]}, is intact" if dirs else "no checkpoint yet"
+        return f"{kept}; free space on that disk, then continue with --resume"
+
     def save_final(self, unit) -> Path:
-        return atomic_dir(self.run_dir / "final", lambda d: self._write_model(unit, d, for_export=True))
+        fix = self._full_fix()
+        return atomic_dir(self.run_dir / "final", lambda d: self._write_model(unit, d, for_export=True), fix)
 
     def save_best(self, unit, info: dict) -> Path:
         """RUN/best/: the model with the best validation metric so far (no trainer state)."""
@@ -171,26 +212,44 @@ class Checkpointer:
             self._write_model(unit, d, for_export=True)
             write_json(info, d / "best.json")
 
-        return atomic_dir(self.run_dir / "best", write)
+        return atomic_dir(self.run_dir / "best", write, self._full_fix())
 
     def prune(self, keep_last: int) -> None:
         dirs = step_dirs(self.root)
         for _, p in dirs[: -max(keep_last, 1)]:
-            shutil.rmtree(p, ignore_errors=True)
+            gone = p.parent / f".del-{p.name}"  # renamed first: a kill mid-removal leaves no partial step-*
+            os.rename(p, gone)
+            shutil.rmtree(gone, ignore_errors=True)
 
     def latest(self) -> Path | None:
-        for p in self.root.glob(".tmp-*") if self.root.is_dir() else []:
-            shutil.rmtree(p, ignore_errors=True)  # leftovers of a crash during a write
+        """The newest complete step checkpoint, after clearing what a crash may have left."""
+        self.recover()
         dirs = step_dirs(self.root)
         return dirs[-1][1] if dirs else None
+
+    def recover(self) -> None:
+        """Undo what a kill in ``atomic_dir`` or ``prune`` left: temp and half-removed directories go; an
+        ``.old-NAME-PID`` whose NAME is missing (killed between the two renames) is put back."""
+        for folder in (self.root, self.run_dir):
+            if not folder.is_dir():
+                continue
+            for p in sorted(folder.iterdir()):
+                if p.name.startswith((".tmp-", ".del-")):
+                    shutil.rmtree(p, ignore_errors=True)
+                elif p.name.startswith(".old-"):
+                    name = p.name[len(".old-") :].rsplit("-", 1)[0]
+                    if (folder / name).exists():
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        os.rename(p, folder / name)
 
     def restore(self, path: Path, unit, opt) -> dict:
         """Load weights, optimizer and RNG from ``path``; returns the trainer state dict."""
         load_weights(unit, path / "model.safetensors")
         t = path / "trainer"
         load_optimizer_state(
-            opt, load_file(str(t / "optimizer.safetensors")), json.loads((t / "optimizer.json").read_text())
+            opt, read_tensors(t / "optimizer.safetensors"), json.loads((t / "optimizer.json").read_text())
         )
         state = json.loads((t / "state.json").read_text())
-        set_rng_state(load_file(str(t / "rng.safetensors")), state.pop("rng"))
+        set_rng_state(read_tensors(t / "rng.safetensors"), state.pop("rng"))
         return state

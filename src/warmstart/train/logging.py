@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from warmstart.atomic import write_atomic
+
 
 class RunLogger:
     """Appends ``{"step", "split", ...}`` records to RUN/metrics.jsonl and scalars to RUN/tb/.
@@ -21,11 +23,9 @@ class RunLogger:
         from torch.utils.tensorboard import SummaryWriter
 
         self.path = Path(run_dir) / "metrics.jsonl"
-        if resume_step is not None and self.path.exists():
-            kept = [
-                r for r in self.path.read_text().splitlines() if r and json.loads(r)["step"] <= resume_step
-            ]
-            self.path.write_text("".join(r + "\n" for r in kept))
+        if resume_step is not None and self.path.exists():  # rewritten atomically: a kill loses nothing
+            kept = [r for r in self.path.read_text().splitlines() if _step(r) <= resume_step]
+            write_atomic(self.path, lambda f: f.write("".join(r + "\n" for r in kept)), text=True)
         purge = resume_step + 1 if resume_step is not None else None
         self.tb = SummaryWriter(str(Path(run_dir) / "tb"), purge_step=purge)
         self.file = open(self.path, "a", encoding="utf-8")
@@ -41,6 +41,14 @@ class RunLogger:
     def close(self) -> None:
         self.file.close()
         self.tb.close()
+
+
+def _step(line: str) -> float:
+    """The step of a JSONL record; a torn line (a kill mid-write) sorts after every step."""
+    try:
+        return json.loads(line)["step"]
+    except (ValueError, KeyError, TypeError):
+        return float("inf")
 
 
 def read_metrics(run_dir: Path, split: str | None = None) -> list[dict]:

@@ -7,18 +7,20 @@ It only needs a training *unit* (an ``nn.Module`` whose ``forward(batch)`` retur
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
-from warmstart.train.checkpoint import Checkpointer
+from warmstart.train.checkpoint import Checkpointer, step_dirs
+from warmstart.train.guards import StepGuard
 from warmstart.train.logging import RunLogger, progress
 from warmstart.train.optim import adamw
-from warmstart.train.schedule import lr_multiplier
+from warmstart.train.schedule import SCHEDULES, lr_multiplier
+from warmstart.train.signals import StopRequest
 
 
 @dataclass
@@ -47,6 +49,37 @@ class TrainConfig:
     eval_at_start: bool = opt(True, "evaluate once before the first step (the curve's starting point)")
     progress: bool = opt(True, "show the progress bar")
     early_stopping: int = opt(0, "stop after N evaluations without improvement of the best metric (0 = off)")
+    max_bad_steps: int = opt(
+        10, "skip up to N steps with a NaN/inf loss or gradient norm (no update), then stop (0: at the first)"
+    )
+    spike_factor: float = opt(
+        10.0, "log a grad_spike record when the gradient norm exceeds this x its running median (0 = off)"
+    )
+
+    def __post_init__(self):
+        rules = [  # (valid, key, what it must be, a good value); fractions (warmup_ratio...): config.py
+            (self.steps >= 0, "steps", "0 or more", "1000"),
+            (self.batch_size >= 1, "batch_size", "at least 1", "32"),
+            (self.grad_accum >= 1, "grad_accum", "at least 1", "1"),
+            (self.lr >= 0, "lr", "0 or more", "3e-4"),
+            (self.weight_decay >= 0, "weight_decay", "0 or more", "0.01"),
+            (0 <= self.beta1 < 1, "beta1", "in [0, 1)", "0.9"),
+            (0 <= self.beta2 < 1, "beta2", "in [0, 1)", "0.999"),
+            (self.eps >= 0, "eps", "0 or more", "1e-8"),
+            (self.schedule in SCHEDULES, "schedule", f"one of {', '.join(SCHEDULES)}", "linear"),
+            (self.warmup_steps is None or self.warmup_steps >= 0, "warmup_steps", "0 or more", "100"),
+            (self.clip_norm >= 0, "clip_norm", "0 (off) or more", "1.0"),
+            (self.eval_batches >= 1, "eval_batches", "at least 1", "50"),
+            (self.spike_factor == 0 or self.spike_factor > 1, "spike_factor", "0 (off) or above 1", "10"),
+        ]  # fmt: skip
+        for key in ("eval_every", "save_every", "keep_last", "log_every", "early_stopping", "max_bad_steps"):
+            rules.append((getattr(self, key) >= 0, key, "0 or more", "0"))
+        for ok, key, must, example in rules:
+            if not ok:
+                raise WarmstartError(
+                    f"train.{key} must be {must}, got {getattr(self, key)!r}",
+                    f"use e.g. train.{key}={example}",
+                )
 
 
 def pick_device(name: str) -> torch.device:
@@ -100,6 +133,11 @@ def _stale_evaluations(step: int, best_step: int | None, every: int) -> int:
     return (step - (best_step or 0)) // every
 
 
+def _resume_dir(run_dir: Path) -> Path:
+    """The directory to pass to --resume: the nearest one holding the run's config.yaml (a seed's parent)."""
+    return next((p for p in (run_dir, *run_dir.parents) if (p / "config.yaml").is_file()), run_dir)
+
+
 def fit(
     unit,
     train,
@@ -111,7 +149,10 @@ def fit(
     desc: str = "train",
     lr_scales: dict[str, float] | None = None,
 ) -> dict:
-    """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step."""
+    """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
+
+    A step with a NaN/inf loss or gradient norm is skipped, up to ``cfg.max_bad_steps`` (guards.py);
+    SIGTERM/SIGINT end the run after the current step and a checkpoint, raising Stopped (signals.py)."""
     device = pick_device(cfg.device)
     unit.to(device)
     optimizer = adamw(unit, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), cfg.eps, lr_scales=lr_scales)
@@ -123,11 +164,14 @@ def fit(
     if latest is not None:
         state.update(checkpointer.restore(latest, unit, optimizer))
     step = state["step"]
-    logger = RunLogger(checkpointer.run_dir, resume_step=step if resume else None)
+    guard = StepGuard(cfg.max_bad_steps, cfg.spike_factor, state)
+    # resumed without a checkpoint (killed before the first): the old records all go, the run starts over
+    logger = RunLogger(checkpointer.run_dir, resume_step=(step if latest else -1) if resume else None)
     bar = progress(cfg.steps, step, desc, cfg.progress)
     last_eval: dict = {}
     unit.train()
     window_tokens, window_start = 0, time.perf_counter()
+    stop = StopRequest().install()  # SIGTERM/SIGINT: finish the step, checkpoint, raise Stopped
     try:
         if step == 0 and cfg.eval_at_start:
             logger.log(0, "validation", evaluate(unit, eval_batches, device, cfg.bf16))
@@ -144,21 +188,28 @@ def fit(
                 loss_sum += float(loss.detach())
                 window_tokens += _tokens(batch)
             loss_value = loss_sum / cfg.grad_accum
-            if not math.isfinite(loss_value):
-                raise WarmstartError(
-                    f"the loss became {loss_value} at step {step + 1}",
-                    "lower train.lr or keep train.clip_norm on, then continue with --resume",
-                )
             grad_norm = (
                 float(torch.nn.utils.clip_grad_norm_(unit.parameters(), cfg.clip_norm))
                 if cfg.clip_norm
                 else None
             )
-            optimizer.step()
+            problem = guard.problem(loss_value, grad_norm)
+            if problem is None:  # a NaN/inf step is skipped: no update, its batch consumed (guards.py)
+                optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             bar.update(1)
-            if step % cfg.log_every == 0 or step == cfg.steps:
+            if problem is not None:
+                logger.log(step, "bad_step", guard.skip(problem))
+                bar.write(
+                    f"step {step}: skipped, {problem} (bad step {guard.bad_steps} of {cfg.max_bad_steps})"
+                )
+                if guard.exhausted:
+                    last = step_dirs(checkpointer.root)
+                    raise guard.stop(step, problem, last[-1][1] if last else None)
+            elif grad_norm is not None and (spike := guard.spike(grad_norm)) is not None:
+                logger.log(step, "grad_spike", spike)
+            if problem is None and (step % cfg.log_every == 0 or step == cfg.steps):
                 elapsed = time.perf_counter() - window_start
                 rate = window_tokens / max(elapsed, 1e-9)
                 record = {"loss": loss_value, "lr": lr, "tokens_per_s": rate}
@@ -181,14 +232,19 @@ def fit(
                     bar.write(f"early stopping: no better {metric} in {stale} evaluations")
                     state["stopped_early"] = True
             due = (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps
-            if due or state.get("stopped_early"):
+            signalled = stop.signum is not None and step < cfg.steps and not state.get("stopped_early")
+            if due or state.get("stopped_early") or signalled:
                 state["step"] = step
                 state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)  # next batch
-                checkpointer.save(unit, optimizer, dict(state), cfg.keep_last)
+                state.update(guard.state())
+                saved = checkpointer.save(unit, optimizer, dict(state), cfg.keep_last)
             window_start += time.perf_counter() - paused
             for hook in hooks:
                 hook(step, loss_value)
+            if signalled:
+                raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), desc.split()[0])
     finally:
+        stop.restore()
         bar.close()
         logger.close()
     checkpointer.save_final(unit)
@@ -198,4 +254,5 @@ def fit(
         "best_value": state["best_value"],
         "step": step,
         "stopped_early": bool(state.get("stopped_early")),
+        "bad_steps": guard.bad_steps,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from warmstart.atomic import check_writable
 from warmstart.config import load_yaml, save_yaml
 from warmstart.errors import WarmstartError
 
@@ -18,6 +19,9 @@ def check_free(path: str | Path, overwrite: bool = False, fix: str = RUN_DIR_FIX
     """Refuse a non-empty directory unless ``overwrite``; True when there is one to replace. Call it before
     long work whose results go there, so that a refusal costs nothing."""
     path = Path(path)
+    check_writable(path)
+    if path.exists() and not path.is_dir():
+        raise WarmstartError(f"{path} exists and is not a directory", "choose another --out")
     taken = path.exists() and any(path.iterdir())
     if taken and not overwrite:
         raise WarmstartError(f"the run directory {path} already exists", fix)

@@ -221,8 +221,10 @@ def _load_npy(path: Path) -> WordVectors:
         raise WarmstartError(f"{matrix_path} has no word list {vocab_path}", "save the vectors again")
     try:
         matrix = np.load(matrix_path, allow_pickle=False)
-    except ValueError as e:
+    except (ValueError, EOFError, OSError) as e:  # EOFError: an empty file
         raise _bad(matrix_path, "", f"not a readable .npy matrix ({e})") from None
+    if not isinstance(matrix, np.ndarray):  # an .npz archive
+        raise _bad(matrix_path, "", "a .npz archive, not one .npy matrix")
     if matrix.ndim != 2 or matrix.dtype.kind != "f":
         raise _bad(matrix_path, "", f"expected a 2-D float matrix, got {matrix.dtype} {matrix.shape}")
     words, counts = [], []

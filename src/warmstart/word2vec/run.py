@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from warmstart import config as C
 from warmstart.config import opt
+from warmstart.errors import WarmstartError
 from warmstart.train.rundir import check_free, open_run_dir, save_config
 from warmstart.word2vec.train import Word2VecConfig
 from warmstart.word2vec.vectors import WordVectors
@@ -62,7 +64,11 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     markdown = scores.pop("markdown")
     (run_dir / "metrics.json").write_text(json.dumps({"train": stats, **scores}, indent=2) + "\n")
     (run_dir / "evaluation.md").write_text(markdown + "\n")
-    picture = plot.projection_png(
-        wv, plot.COUNTRY_CAPITAL + plot.COMPARATIVES, run_dir / "projection.png", title="word2vec, PCA"
-    )
+    try:
+        picture = plot.projection_png(
+            wv, plot.COUNTRY_CAPITAL + plot.COMPARATIVES, run_dir / "projection.png", title="word2vec, PCA"
+        )
+    except WarmstartError as exc:  # a small corpus may know none of the pairs: the run stands without it
+        warnings.warn(f"no projection.png: {exc}", stacklevel=2)
+        picture = None
     return {"run_dir": str(run_dir), "train": stats, "markdown": markdown, "picture": picture}

@@ -69,6 +69,11 @@ class Word2VecConfig:
             raise WarmstartError(
                 "word2vec threads cannot be negative", "set word2vec.threads=0 (one per core)"
             )
+        for name in ("sample", "min_lr", "min_count"):
+            if not getattr(self, name) >= 0:
+                raise WarmstartError(f"word2vec {name} cannot be negative", f"set word2vec.{name}=0 or more")
+        if self.lr is not None and not self.lr > 0:
+            raise WarmstartError(f"word2vec lr must be above 0, got {self.lr}", "e.g. word2vec.lr=0.025")
 
     @property
     def start_lr(self) -> float:

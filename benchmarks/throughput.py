@@ -1,0 +1,191 @@
+"""warmstart against transformers, side by side in one process: training, finetuning, inference, generation.
+
+Every row runs the same shape, batch, sequence length, real token ids and objective semantics on both sides;
+trials alternate between the two so that machine noise hits both, and the median of each side's trials is
+reported with the ratio. The same run measures the machine's matmul peak (fp32 and bf16) and prints, for
+warmstart, the model FLOPs per token (see throughput_rows.py for how they are counted) and the fraction of
+the peak achieved. With ``--memory`` (default on) each side of each row also runs once in a fresh process
+that reports its peak resident memory (VmHWM). Prints a Markdown table and one JSON line per row.
+
+    python benchmarks/throughput.py                       # every CPU row (about 30 min on 2 cores)
+    python benchmarks/throughput.py --rows mlm clm --steps 5
+    python benchmarks/throughput.py --device cuda --rows mlm-base clm-gpt2 --precision bf16
+
+Targets (issue 10): masked LM >= 3x, causal LM >= 2x, span corruption >= 2x, finetuning and inference
+>= 1.5x transformers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import throughput_rows as pre
+import throughput_tasks as tasks
+import torch
+
+# name -> (builder, default precisions on the CPU, target ratio)
+ROWS = {
+    "mlm": (lambda d: pre.mlm(None, 32, 128, d), ("fp32", "bf16"), 3.0),
+    "mlm-base": (lambda d: pre.mlm("bert-base", 32, 128, d), ("bf16",), 3.0),
+    "clm": (lambda d: pre.clm(None, 32, 128, d), ("fp32", "bf16"), 2.0),
+    "clm-gpt2": (lambda d: pre.clm("gpt2", 8, 128, d), ("bf16",), 2.0),
+    "t5-tiny": (lambda d: pre.span("t5-tiny", 32, 128, d), ("fp32", "bf16"), 2.0),
+    "t5-small": (lambda d: pre.span("t5-small", 16, 128, d), ("bf16",), 2.0),
+    "bart-tiny": (lambda d: pre.denoise("bart-tiny", 32, 128, d), ("fp32", "bf16"), None),
+    "finetune": (lambda d: tasks.finetune(32, d), ("fp32", "bf16"), 1.5),
+    "inference": (lambda d: tasks.inference(64, d), ("fp32",), 1.5),
+    "generate": (lambda d: tasks.generation(8, 64, d), ("fp32",), None),
+}
+
+
+def peak_flops(dtype: torch.dtype, device: torch.device, n: int = 2048, reps: int = 10) -> float:
+    """Matmul FLOP/s of this device in ``dtype``: the median of ``reps`` timed n x n x n products."""
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    a @ b
+    times = []
+    for _ in range(reps):
+        sync()
+        start = time.perf_counter()
+        a @ b
+        sync()
+        times.append(time.perf_counter() - start)
+    return 2 * n**3 / statistics.median(times)
+
+
+def rate(row, side_step, steps: int, warmup: int, bf16: bool, sync) -> float:
+    """Counted tokens (or examples) per second of ``steps`` timed steps after ``warmup`` untimed ones."""
+    if hasattr(side_step, "timed"):  # a side that times itself (the Trainer)
+        return side_step.timed(steps, warmup, bf16)
+    for i in range(warmup):
+        side_step(row.batches[i % len(row.batches)], bf16)
+    sync()
+    start = time.perf_counter()
+    for i in range(steps):
+        side_step(row.batches[i % len(row.batches)], bf16)
+    sync()
+    return steps * row.tokens_per_step / (time.perf_counter() - start)
+
+
+def peak_rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_probe(name: str, side: str, precision: str, device: str) -> None:
+    """Child process: build one side of one row, run two steps, print its peak RSS (MB) as JSON."""
+    row = ROWS[name][0](torch.device(device))
+    step = row.sides[side]()
+    rate(row, step, 1, 1, precision == "bf16", lambda: None)
+    print(json.dumps({"peak_rss_mb": round(peak_rss_mb())}))
+
+
+def measure_memory(name: str, precision: str, device: str) -> dict:
+    out = {}
+    for side in ("warmstart", "transformers"):
+        cmd = [sys.executable, __file__, "--memory-probe", name, side, precision, "--device", device]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+        out[side] = json.loads(lines[-1])["peak_rss_mb"] if lines else None
+    return out
+
+
+def run_row(name: str, a, device: torch.device, peaks: dict) -> list[dict]:
+    build, default_precisions, target = ROWS[name]
+    cuda = device.type == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+    row = build(device)
+    results = []
+    for precision in a.precision or default_precisions:
+        bf16 = precision == "bf16"
+        steps = {side: make() for side, make in row.sides.items()}
+        rates: dict[str, list[float]] = {side: [] for side in steps}
+        for _ in range(a.trials):
+            for side, step in steps.items():
+                rates[side].append(rate(row, step, a.steps, a.warmup, bf16, sync))
+        del steps
+        ws, hf = (statistics.median(rates[s]) for s in ("warmstart", "transformers"))
+        flops = row.flops_per_step["warmstart"] / row.tokens_per_step if row.flops_per_step else None
+        result = {
+            "row": row.name,
+            "shape": row.shape,
+            "precision": precision,
+            "counts": row.counts,
+            "warmstart_per_s": round(ws, 1),
+            "transformers_per_s": round(hf, 1),
+            "ratio": round(ws / hf, 2),
+            "target": target,
+            "warmstart_gflop_per_unit": round(flops / 1e9, 4) if flops else None,
+            "warmstart_peak_fraction": round(ws * flops / peaks[precision], 4) if flops else None,
+        }
+        if a.memory and not cuda:
+            result["peak_rss_mb"] = measure_memory(name, precision, a.device)
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    return results
+
+
+def table(results: list[dict], peaks: dict, where: str) -> str:
+    lines = [
+        f"Side by side on {where}; fp32 matmul peak {peaks['fp32'] / 1e9:,.0f} GFLOP/s, bf16 "
+        f"{peaks['bf16'] / 1e9:,.0f} GFLOP/s (measured in the same run); median of the trials.",
+        "",
+        "| row | shape | precision | counted | warmstart /s | transformers /s | ratio | target | "
+        "warmstart GFLOP per unit | of peak | peak RSS MB (ws / hf) |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        target = f"{r['target']:g}x" if r["target"] else "-"
+        flops = f"{r['warmstart_gflop_per_unit']:.3f}" if r["warmstart_gflop_per_unit"] else "-"
+        frac = f"{r['warmstart_peak_fraction']:.1%}" if r["warmstart_peak_fraction"] else "-"
+        rss = r.get("peak_rss_mb")
+        mem = f"{rss['warmstart']:,} / {rss['transformers']:,}" if rss and None not in rss.values() else "-"
+        lines.append(
+            f"| {r['row']} | {r['shape']} | {r['precision']} | {r['counts']} | {r['warmstart_per_s']:,.0f} | "
+            f"{r['transformers_per_s']:,.0f} | {r['ratio']}x | {target} | {flops} | {frac} | {mem} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    p.add_argument("--precision", nargs="+", choices=["fp32", "bf16"], help="default: each row's own")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--steps", type=int, default=4, help="timed steps per trial")
+    p.add_argument("--warmup", type=int, default=1, help="untimed steps before each trial")
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-RSS processes")
+    p.add_argument("--memory-probe", nargs=3, metavar=("ROW", "SIDE", "PRECISION"), help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.memory_probe:
+        memory_probe(*a.memory_probe, a.device)
+        return
+    device = torch.device(a.device)
+    torch.manual_seed(0)
+    peaks = {"fp32": peak_flops(torch.float32, device), "bf16": peak_flops(torch.bfloat16, device)}
+    if device.type == "cuda":
+        where = torch.cuda.get_device_name(device)
+    else:
+        where = f"{platform.machine()} CPU, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    print(
+        json.dumps(
+            {"peak_fp32_gflops": round(peaks["fp32"] / 1e9), "peak_bf16_gflops": round(peaks["bf16"] / 1e9)}
+        )
+    )
+    results = [r for name in a.rows for r in run_row(name, a, device, peaks)]
+    print()
+    print(f"{time.strftime('%Y-%m-%d')}: " + table(results, peaks, where))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""`warmstart serve RUN`: a local web page and JSON API for a finetuned, masked-LM or generating run."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _serve(a):
+    from warmstart.serve.limits import Limits
+    from warmstart.serve.run import serve
+
+    limits = Limits(max_chars=a.max_chars, max_new_tokens=a.max_new_tokens, timeout=a.timeout)
+    serve(a.run, a.host, a.port, limits)
+
+
+def _positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+
+    return parse
+
+
+def add_serve(sub) -> None:
+    sv = sub.add_parser(
+        "serve",
+        help="a local web page and JSON API for a run: classify, tag, answer, fill [MASK] or generate",
+        description="Serve a finetuned run (classification, tagging, extractive_qa, multiple_choice, "
+        "text_to_text), a masked-LM pretrained encoder (fill [MASK]) or a gpt2/t5/bart run (generate) on "
+        "http://HOST:PORT/ (the page) and /api (JSON; schema at /openapi.json). Needs the serve extra "
+        "(fastapi, uvicorn): pip install -c constraints.txt -e '.[serve]'.",
+    )
+    sv.add_argument("run", help="run directory (a finetune run's best model, a pretrain run's final one)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
+    sv.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
+    sv.add_argument("--max-chars", type=_positive(int), default=2000, help="most characters in a request")
+    sv.add_argument("--max-new-tokens", type=_positive(int), default=200, help="generation: most new tokens")
+    sv.add_argument("--timeout", type=_positive(float), default=30.0, help="seconds a request may run")
+    sv.set_defaults(func=_serve)

@@ -1,0 +1,81 @@
+"""`warmstart report RUN_OR_STUDY`: which kind of directory it is, and its page (HTML + Markdown)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from warmstart.errors import WarmstartError
+from warmstart.report import run_report as R
+from warmstart.report.html import Page
+
+
+def kind_of(d: Path) -> str:
+    """study, word2vec, finetune, pretrain or model (a bare model directory, e.g. an imported checkpoint)."""
+    if (d / "study.yaml").is_file():
+        return "study"
+    if (d / "vectors.npy").is_file() or _has(d / "metrics.json", "analogy"):
+        return "word2vec"
+    cfg = R.run_config(d)
+    if "task" in cfg or R.finetune_dirs(d):
+        return "finetune"
+    if "objective" in cfg or "arch" in cfg or (d / "metrics.jsonl").is_file():
+        return "pretrain"
+    if (d / "config.json").is_file() and (d / "model.safetensors").is_file():
+        return "model"
+    raise WarmstartError(
+        f"{d} is not a warmstart run or study directory",
+        "pass a directory from `warmstart pretrain`, `finetune`, `word2vec train` or `study`",
+    )
+
+
+def _has(path: Path, key: str) -> bool:
+    try:
+        return key in json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
+def run_page(d: Path, kind: str, out: Path) -> Page:
+    cfg = R.run_config(d)
+    page = Page(f"warmstart {kind} run: {d.name}")
+    page.text(f"Run directory: {d.absolute()}")
+    if kind == "word2vec":
+        from warmstart.report.word2vec_section import word2vec_section
+
+        word2vec_section(page, d, out)
+    elif kind == "finetune":
+        R.finetune_section(page, d, out, cfg)
+    else:
+        R.pretraining_section(page, d, out, cfg)
+        arch = cfg.get("arch")
+        if kind == "model":
+            arch = json.loads((d / "config.json").read_text()).get("model_type")
+        if arch in R.GENERATING:
+            R.generation_samples(page, d, cfg)
+    page.heading("Provenance")
+    R.config_blocks(page, d, d.name)
+    R.footer(page)
+    return page
+
+
+def write_report(target: str | Path, out: str | Path | None = None) -> Path:
+    """Write the report of a run or study directory; returns the HTML path (report.md is beside it)."""
+    d = Path(target)
+    if not d.is_dir():
+        raise WarmstartError(f"no such run or study directory: {d}", "pass a run or study directory")
+    kind = kind_of(d)
+    out = Path(out) if out else d / "report.html"
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise WarmstartError(f"the report is an HTML file, got {out}", "pass --out FILE.html")
+    from warmstart.atomic import check_writable
+
+    check_writable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "study":
+        from warmstart.report.study_report import study_page
+
+        page = study_page(d, out)
+    else:
+        page = run_page(d, kind, out)
+    return page.write(out)[0]

@@ -1,0 +1,194 @@
+"""The page of a study: accuracy vs label fraction, convergence at the largest fraction, the final table,
+the pretraining curves of the run studied, and where the data and configs came from."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from warmstart.report import run_report as R
+from warmstart.report.band_plot import band_plot
+from warmstart.report.html import Page
+from warmstart.study.baseline import C_GRID, sklearn_version
+from warmstart.study.cells import MAX_EVALS
+from warmstart.study.summary import read_study
+
+NAMES = {"pretrained": "pretrained", "scratch": "scratch twin", "tfidf": "TF-IDF + logistic regression"}
+
+
+def percent(f: float) -> str:
+    return f"{100 * f:g}%"
+
+
+def _row(study: dict, model: str, fraction: float) -> dict | None:
+    return next((r for r in study["table"] if r["model"] == model and r["fraction"] == fraction), None)
+
+
+def fraction_plot(study: dict, out: Path) -> Path:
+    metric, series = study["metric"], {}
+    for model in study["models"]:
+        rows = [r for r in study["table"] if r["model"] == model]
+        m = [r[metric] for r in rows]
+        series[NAMES[model]] = (
+            [r["fraction"] for r in rows],
+            *[[x[k] for x in m] for k in ("median", "min", "max")],
+        )
+    ticks = [(f, percent(f)) for f in study["fractions"]]
+    title = f"test {metric} vs labels used (median, min-max over {len(study['seeds'])} seeds)"
+    return band_plot(
+        series,
+        title,
+        "fraction of the training labels (log scale)",
+        metric,
+        R.plot_path(out, "fractions"),
+        logx=True,
+        xticks=ticks,
+    )
+
+
+def median_curves(cells: list[dict], metric: str) -> tuple[list, list, list, list]:
+    """Per validation step: (steps, median, min, max) over the seeds that evaluated at that step."""
+    by_step: dict[int, list[float]] = {}
+    for c in cells:
+        for r in c.get("validation_curve", []):
+            if metric in r:
+                by_step.setdefault(r["step"], []).append(r[metric])
+    steps = sorted(by_step)
+    return (steps, *[[f(by_step[s]) for s in steps] for f in (statistics.median, min, max)])
+
+
+def convergence(study: dict, out: Path) -> tuple[Path, str]:
+    metric, fraction = study["metric"], max(study["fractions"])
+    curves = {}
+    for model in ("pretrained", "scratch"):
+        mine = [c for c in study["cells"] if c["model"] == model and c["fraction"] == fraction]
+        curves[model] = median_curves(mine, metric)
+    tfidf = [
+        c["best_validation"] for c in study["cells"] if c["model"] == "tfidf" and c["fraction"] == fraction
+    ]
+    levels = {f"{NAMES['tfidf']} (median)": statistics.median(tfidf)} if tfidf else {}
+    title = f"validation {metric} while finetuning on {percent(fraction)} of the labels"
+    path = band_plot(
+        {NAMES[m]: c for m, c in curves.items()},
+        title,
+        "finetuning step",
+        f"validation {metric}",
+        R.plot_path(out, "convergence"),
+        levels=levels,
+    )
+    target = max(curves["scratch"][1], default=None)
+    if target is None or not curves["pretrained"][0]:
+        return path, ""
+    reached = next((s for s, v in zip(curves["pretrained"][0], curves["pretrained"][1]) if v >= target), None)
+    best_scratch = next(s for s, v in zip(curves["scratch"][0], curves["scratch"][1]) if v >= target)
+    when = f"at step {reached:,}" if reached is not None else "never"
+    note = (
+        f"The scratch twin's best median validation {metric} ({target:.4f}, at step {best_scratch:,}) is "
+        f"reached by the pretrained model {when}."
+    )
+    return path, note
+
+
+def _cell(row: dict | None, metric: str) -> str:
+    if row is None:
+        return "-"
+    m = row[metric]
+    return f"{m['median']:.4f} ({m['min']:.4f}-{m['max']:.4f})"
+
+
+def study_page(d: Path, out: Path) -> Page:
+    study = read_study(d)
+    spec, ds, metric = study["config"], study["dataset"], study["metric"]
+    page = Page(f"warmstart study: what pretraining bought on {ds['name']}")
+    page.text(
+        f"Pretrained model ({spec['run']}) vs its scratch twin (same architecture, tokenizer, data order "
+        f"and seeds; random weights) vs {NAMES['tfidf']}, on "
+        f"{', '.join(percent(f) for f in study['fractions'])} of the {ds['sizes']['train']:,} training "
+        f"labels, seeds {', '.join(map(str, study['seeds']))}. Test {metric} is measured once per cell, "
+        "with the weights of the best validation evaluation (TF-IDF: the C best on validation)."
+    )
+    page.heading("Result")
+    page.table(
+        ["labels", "train examples", *[f"{NAMES[m]}: median (min-max)" for m in study["models"]]],
+        [
+            [percent(f), _examples(study, f), *[_cell(_row(study, m, f), metric) for m in study["models"]]]
+            for f in study["fractions"]
+        ],
+        _verdict(study, metric),
+    )
+    page.image(fraction_plot(study, out), f"test {metric} vs label fraction")
+    path, note = convergence(study, out)
+    page.image(path, f"validation {metric} vs finetuning step")
+    if note:
+        page.text(note)
+    page.heading("Final table")
+    names = [k for k in study["table"][0] if k not in ("model", "fraction", "train_examples", "seeds")]
+    header = ["model", "fraction", "train examples"]
+    for n in names:
+        header += [f"median {n}", f"min {n}", f"max {n}"]
+    rows = []
+    for r in study["table"]:
+        row = [r["model"], f"{r['fraction']:g}", r["train_examples"]]
+        for n in names:
+            row += [f"{r[n][k]:.4f}" for k in ("median", "min", "max")]
+        rows.append(row)
+    page.table(
+        header, rows, f"Over seeds {', '.join(map(str, study['seeds']))}; every cell is in study.json."
+    )
+    run = Path(spec["run"])
+    if run.is_dir():
+        R.pretraining_section(page, run, out, R.run_config(run))
+    _provenance(page, d, study, run)
+    R.footer(page)
+    return page
+
+
+def _examples(study: dict, fraction: float) -> str:
+    row = next((r for r in study["table"] if r["fraction"] == fraction), None)
+    return f"{row['train_examples']:,}" if row else "-"
+
+
+def _verdict(study: dict, metric: str) -> str:
+    parts = []
+    for f in study["fractions"]:
+        pre, scr, tf = (_row(study, m, f) for m in ("pretrained", "scratch", "tfidf"))
+        if pre and scr and tf:
+            a, b, c = (r[metric]["median"] for r in (pre, scr, tf))
+            parts.append(
+                f"at {percent(f)} pretrained {100 * (a - b):+.1f} points vs scratch, "
+                f"{100 * (a - c):+.1f} vs TF-IDF"
+            )
+    return ("Median test " + metric + ": " + "; ".join(parts) + ".") if parts else ""
+
+
+def _provenance(page: Page, d: Path, study: dict, run: Path) -> None:
+    spec, ds = study["config"], study["dataset"]
+    page.heading("Data and method")
+    sizes = ", ".join(f"{s} {n:,}" for s, n in ds["sizes"].items())
+    limit = f" (train limited to the first {ds['train_limit']:,})" if ds.get("train_limit") else ""
+    labels = ", ".join(f"{k} {v:,}" for k, v in ds["labels"].items())
+    page.table(
+        ["", ""],
+        [
+            ["dataset", ds["name"]],
+            ["what", ds.get("description", "")],
+            ["source", ds.get("source", "")],
+            ["licence", ds.get("licence", "")],
+            ["splits", ds.get("splits", "")],
+            ["sizes", sizes + limit],
+            ["training labels", labels],
+        ],
+    )
+    epochs = f"{spec['epochs']:g} epoch{'' if spec['epochs'] == 1 else 's'}"
+    page.text(
+        "Label fractions are stratified, seeded subsets of the training split: ceil(fraction x count) "
+        "examples of every label, drawn by one shuffle per label and seed, so a smaller fraction lies "
+        "inside a larger one and pretrained, scratch and TF-IDF see the same examples. Validation and test "
+        f"are always whole. Each finetuning cell trains {epochs} over its subset but at least "
+        f"{spec['min_steps']} steps, with at most about {MAX_EVALS} validation evaluations. TF-IDF: word "
+        "uni- and bigrams, sublinear tf, logistic regression with C picked on validation from "
+        f"{list(C_GRID)} (scikit-learn {sklearn_version()})."
+    )
+    page.code((d / "study.yaml").read_text(encoding="utf-8"), "study.yaml")
+    if run.is_dir():
+        R.config_blocks(page, run, "pretrained run")

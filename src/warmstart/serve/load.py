@@ -1,0 +1,56 @@
+"""Which model a run holds, and the wrapper that serves it: one table, keyed by the finetuned task or,
+for a pretrained run, by what it can do (write text, or fill in [MASK])."""
+
+from __future__ import annotations
+
+import json
+
+from warmstart.errors import WarmstartError
+from warmstart.pretrained import resolve_checkpoint
+
+FINETUNED = ("classification", "tagging", "extractive_qa", "multiple_choice")
+GENERATING = ("gpt2", "t5", "bart")
+
+
+def _finetuned(run: str):
+    from warmstart.serve.finetuned import FinetunedModel
+
+    return FinetunedModel(run)
+
+
+def _text_to_text(run: str):
+    from warmstart.serve.finetuned import FinetunedModel
+    from warmstart.serve.generator import GeneratorModel
+
+    return GeneratorModel.text_to_text(FinetunedModel(run))
+
+
+def _generator(run: str):
+    from warmstart.serve.generator import GeneratorModel
+
+    return GeneratorModel.pretrained(run)
+
+
+def _fill_mask(run: str):
+    from warmstart.serve.fill_mask import FillMaskModel
+
+    return FillMaskModel(run)
+
+
+LOADERS = {**dict.fromkeys(FINETUNED, _finetuned), "text_to_text": _text_to_text}
+
+
+def open_model(run: str):
+    """The served model of ``run`` (a run or model directory); WarmstartError for what cannot be served."""
+    config_json = json.loads((resolve_checkpoint(run, prefer="best") / "config.json").read_text())
+    block = config_json.get("warmstart", {})
+    if "task" in block:
+        name = block["task"].get("name", "classification")
+        if name not in LOADERS:
+            raise WarmstartError(
+                f"warmstart serve does not serve {name} models",
+                f"use `warmstart predict {run}`, or serve a {', '.join(LOADERS)} run",
+            )
+        return LOADERS[name](run)
+    arch = block.get("arch", config_json.get("model_type", "bert"))
+    return (_generator if arch in GENERATING else _fill_mask)(run)

@@ -1,0 +1,65 @@
+"""Start the server: check the extra is installed, bind the port, load the model, run uvicorn."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+from warmstart.errors import WarmstartError
+from warmstart.serve.limits import Limits
+
+INSTALL = "install the serve extra: pip install -c constraints.txt -e '.[serve]' in a warmstart checkout"
+
+
+def check_installed() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        raise WarmstartError(f"warmstart serve needs {e.name or 'fastapi and uvicorn'}", INSTALL) from None
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port; a port in use or a bad host is one clear error."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except (OSError, OverflowError) as e:
+        raise WarmstartError(f"cannot listen on {host}:{port} ({e})", "pass another --host") from None
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn; a live listener still refuses
+    try:
+        sock.bind((host, port))
+        sock.listen(64)
+    except OSError as e:
+        sock.close()
+        raise WarmstartError(f"cannot listen on {host}:{port}: {e.strerror or e}",
+                             "pass another --port (or stop what uses it)") from None  # fmt: skip
+    return sock
+
+
+def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | None = None) -> None:
+    limits = limits or Limits()
+    check_installed()
+    if not Path(run).is_dir():
+        raise WarmstartError(f"no such run directory: {run}", "pass the directory of a warmstart run")
+    import uvicorn
+
+    from warmstart.serve.app import create_app
+    from warmstart.serve.load import open_model
+
+    sock = bind(host, port)
+    try:
+        model = open_model(run)
+        app = create_app(model, limits, Path(run).resolve().name)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"serving {run} ({model.kind.replace('_', ' ')}) at http://{shown}:{sock.getsockname()[1]}/ "
+              "(API: /openapi.json); Ctrl+C stops", file=sys.stderr)  # fmt: skip
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"warning: {host} is reachable from other machines; the server has no login", file=sys.stderr
+            )
+        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5, limit_concurrency=32)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

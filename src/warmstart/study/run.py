@@ -1,0 +1,149 @@
+"""`warmstart study`: run the cells (model x fraction x seed) not yet done, then study.json and a report.
+
+Everything a user can get wrong (the run, the dataset, its labels, the fractions, the overrides, a study
+directory holding another config) is checked before the directory is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from warmstart.data.catalog import open_dataset
+from warmstart.data.subsets import nested_subset
+from warmstart.errors import WarmstartError
+from warmstart.study.cells import Cell, read_cell, run_baseline_cell, run_finetune_cell, schedule
+from warmstart.study.spec import MODELS, StudySpec, check_study_dir, save_spec
+from warmstart.study.summary import write_study
+
+SUPPORTED = (
+    "labeled text for classification: rotten-tomatoes, wiki-topics, or a file with text and label columns"
+)
+
+
+def _finetune_config(spec: StudySpec):
+    from warmstart.finetune import resolve
+
+    flags = {"init": spec.run, "epochs": spec.epochs, "data": {"dataset": spec.dataset}}
+    return resolve(None, flags, spec.overrides)
+
+
+def _records(spec: StudySpec, cfg) -> tuple[dict[str, list[dict]], dict]:
+    """The train (after data.train_limit), validation and test records, and the dataset's provenance."""
+    from warmstart.finetune import SPLITS, data_options
+
+    data = open_dataset(spec.dataset, data_options(cfg.data))
+    if data.kind == "corpus":
+        raise WarmstartError(
+            f"{spec.dataset} has no labels (it is a text corpus)", f"a study needs {SUPPORTED}"
+        )
+    if data.kind != "labeled":
+        raise WarmstartError(
+            f"warmstart study supports classification only; {spec.dataset} is a {data.kind} dataset",
+            f"use {SUPPORTED}",
+        )
+    records = {s: list(data.records(s)) for s in SPLITS}
+    records["train"] = records["train"][: cfg.data.train_limit]
+    for split, rows in records.items():
+        if not rows:
+            raise WarmstartError(f"the {split} split of {spec.dataset} is empty", "use more data")
+    labels = Counter(str(r["label"]) for r in records["train"])
+    if len(labels) < 2:
+        raise WarmstartError(f"the training split of {spec.dataset} has only one label", "use data with 2+")
+    info = {
+        "name": data.name,
+        "description": data.description,
+        "licence": data.licence,
+        "source": data.source,
+        "splits": data.split_note,
+        "train_limit": cfg.data.train_limit,
+        "sizes": {s: len(rows) for s, rows in records.items()},
+        "labels": dict(sorted(labels.items())),
+    }
+    return records, info
+
+
+def _check_run(spec: StudySpec, cfg) -> None:
+    from warmstart.pretrained import check_length, load_encoder, model_config
+
+    if not Path(spec.run).exists():
+        raise WarmstartError(
+            f"no such run: {spec.run}", "pass a `warmstart pretrain` run or a model directory"
+        )
+    _, _, config_json = load_encoder(spec.run, random_init=True)
+    check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
+
+
+def _cost(cell: Cell, plans: dict, sizes: dict) -> float:
+    """Rough work of a cell in training-example units, for the ETA (evaluation ~ a third of training)."""
+    if cell.model == "tfidf":
+        return 50 + sizes["train"] * cell.fraction / 20
+    plan = plans[cell.fraction, cell.seed]
+    evals = plan["steps"] // plan["eval_every"] + 1
+    return 500 + plan["steps"] * plan["batch_size"] + (evals * sizes["validation"] + sizes["test"]) / 3
+
+
+def run_study(
+    spec: StudySpec, out: str | Path, overwrite: bool = False, keep_models: bool = False, report: bool = True
+) -> dict:
+    """Run the study into ``out`` (resuming finished cells); returns study.json's dict."""
+    from warmstart.study.baseline import require_sklearn
+
+    out = Path(out)
+    require_sklearn()
+    cfg = _finetune_config(spec)  # unknown or bad override keys fail here
+    _check_run(spec, cfg)
+    records, dataset = _records(spec, cfg)
+    state = check_study_dir(out, spec, overwrite)
+    if state == "replace":
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if state != "resume":
+        save_spec(out, spec)
+
+    plans = {}
+    for fraction in spec.fractions:
+        for seed in spec.seeds:
+            n = len(nested_subset(records["train"], fraction, seed))
+            plan = schedule(n, cfg.train.batch_size, cfg.evals_per_epoch, spec.epochs, spec.min_steps)
+            plans[fraction, seed] = {**plan, "batch_size": cfg.train.batch_size}
+    cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds for m in ("tfidf", *MODELS[:2])]
+    costs = {c: round(_cost(c, plans, dataset["sizes"])) for c in cells}
+    results = {c: read_cell(c.path(out)) for c in cells}
+    done = sum(r is not None for r in results.values())
+    bar = tqdm(
+        total=sum(costs.values()),
+        initial=sum(costs[c] for c, r in results.items() if r is not None),
+        desc=f"study: {done}/{len(cells)} cells",
+        bar_format="{desc} |{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]",
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
+    try:
+        for cell in cells:
+            if results[cell] is not None:
+                continue
+            bar.set_description_str(f"study: {done}/{len(cells)} cells, now {cell.name()}")
+            if cell.model == "tfidf":
+                results[cell] = run_baseline_cell(cell, out, records)
+            else:
+                results[cell] = run_finetune_cell(
+                    cell, out, spec, plans[cell.fraction, cell.seed], keep_models
+                )
+            done += 1
+            bar.set_description_str(f"study: {done}/{len(cells)} cells")
+            bar.update(costs[cell])
+            r = results[cell]
+            bar.write(f"{cell.name()}: test accuracy {r['test']['accuracy']:.4f}", file=sys.stderr)
+    finally:
+        bar.close()
+    study = write_study(out, spec.to_dict(), dataset, [results[c] for c in cells], list(MODELS))
+    if report:
+        from warmstart.report.build import write_report
+
+        study["report"] = str(write_report(out))
+    return study

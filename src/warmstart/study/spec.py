@@ -1,0 +1,138 @@
+"""What a study is: the pretrained run, the dataset, fractions, seeds and finetune settings (DIR/study.yaml).
+
+A study directory belongs to one spec. Rerunning the same command resumes it; another spec on the same
+directory is refused before anything is touched (``--overwrite`` starts it again).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmstart.atomic import check_writable, write_atomic
+from warmstart.config import load_yaml, parse_override
+from warmstart.data.subsets import check_fraction
+from warmstart.errors import WarmstartError
+
+SPEC_FILE = "study.yaml"
+MODELS = ("pretrained", "scratch", "tfidf")
+# finetune keys the study sets itself, and the option that sets them
+CONTROLLED = {
+    "init": "the RUN argument",
+    "from_scratch": "the study (it runs both)",
+    "out": "--out",
+    "seeds": "--seeds",
+    "epochs": "--epochs",
+    "data.dataset": "--data",
+    "data.train_fraction": "--fractions",
+    "data.subset_seed": "--seeds",
+    "train.seed": "--seeds",
+}
+RESUME_FIX = "rerun the same command to resume it, pass --overwrite to start again, or choose another --out"
+
+
+@dataclass
+class StudySpec:
+    run: str
+    dataset: str
+    fractions: list[float]
+    seeds: list[int]
+    epochs: float = 3.0
+    min_steps: int = 100
+    overrides: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        self.run = str(Path(self.run).absolute())
+        if not self.fractions:
+            raise WarmstartError("no label fractions given", "e.g. --fractions 0.01,0.1,1")
+        self.fractions = sorted({check_fraction(f, "each fraction") for f in self.fractions})
+        if not self.seeds:
+            raise WarmstartError("no seeds given", "e.g. --seeds 1,2,3")
+        self.seeds = list(dict.fromkeys(int(s) for s in self.seeds))
+        if not self.epochs > 0:
+            raise WarmstartError(f"epochs must be above 0, got {self.epochs}", "e.g. --epochs 3")
+        if self.min_steps < 0:
+            raise WarmstartError(f"min_steps must be 0 or more, got {self.min_steps}", "e.g. --min-steps 100")
+        self.overrides = list(self.overrides)
+        check_overrides(self.overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _numbers(text: str, kind, what: str, example: str) -> list:
+    try:
+        return [kind(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise WarmstartError(
+            f"cannot read {what} '{text}'", f"write them comma-separated, e.g. {example}"
+        ) from None
+
+
+def parse_fractions(text: str) -> list[float]:
+    """'0.01,0.1,1' -> [0.01, 0.1, 1.0] (each must be in (0, 1])."""
+    return [check_fraction(f, "each fraction") for f in _numbers(text, float, "fractions", "0.01,0.1,1")]
+
+
+def parse_seeds(text: str) -> list[int]:
+    return _numbers(text, int, "seeds", "1,2,3")
+
+
+def _keys(tree: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in tree.items():
+        out += _keys(v, f"{prefix}{k}.") if isinstance(v, dict) else [f"{prefix}{k}"]
+    return out
+
+
+def check_overrides(overrides: list[str]) -> None:
+    """Refuse overrides of what the study controls, and tasks other than single-label classification."""
+    for text in overrides:
+        tree = parse_override(text)
+        for key in _keys(tree):
+            if key in CONTROLLED:
+                raise WarmstartError(f"warmstart study sets {key} itself", f"use {CONTROLLED[key]} instead")
+        task = tree.get("task", {}) if isinstance(tree.get("task"), dict) else {}
+        if task.get("name", "classification") != "classification":
+            raise WarmstartError(
+                f"warmstart study supports the classification task only, not {task['name']}",
+                "study labeled text (rotten-tomatoes, wiki-topics, or a file with text and label columns)",
+            )
+        if task.get("problem", "single_label") != "single_label":
+            raise WarmstartError(
+                f"warmstart study supports single-label classification only, not {task['problem']}",
+                "leave task.problem at single_label",
+            )
+
+
+def _differences(old: dict, new: dict) -> list[str]:
+    return [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in new if old.get(k) != new.get(k)]
+
+
+def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
+    """'new', 'resume' or 'replace' for study directory ``out``; refuses a mismatch before any write."""
+    check_writable(out)
+    if out.exists() and not out.is_dir():
+        raise WarmstartError(f"{out} exists and is not a directory", "choose another --out")
+    if not out.exists() or not any(out.iterdir()):
+        return "new"
+    if overwrite:
+        return "replace"
+    if not (out / SPEC_FILE).is_file():
+        raise WarmstartError(
+            f"{out} exists and is not a study directory (no {SPEC_FILE})",
+            "choose another --out, or pass --overwrite to replace it",
+        )
+    old = load_yaml(out / SPEC_FILE)
+    changed = _differences(old, spec.to_dict())
+    if changed:
+        raise WarmstartError(f"{out} holds a study with another config ({'; '.join(changed)})", RESUME_FIX)
+    return "resume"
+
+
+def save_spec(out: Path, spec: StudySpec) -> None:
+    import yaml
+
+    text = yaml.safe_dump(spec.to_dict(), sort_keys=False)
+    write_atomic(out / SPEC_FILE, lambda fh: fh.write(text), text=True)

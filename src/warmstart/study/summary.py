@@ -1,0 +1,70 @@
+"""DIR/study.json: every cell, and per model x fraction the median, min and max over seeds."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from warmstart.atomic import write_atomic
+from warmstart.errors import WarmstartError
+
+STUDY_FILE = "study.json"
+
+
+def spread(values: list[float]) -> dict:
+    return {"values": values, "median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> list[dict]:
+    """One row per model x fraction (in that order) with every test metric's spread over seeds."""
+    rows = []
+    for model in models:
+        for fraction in fractions:
+            mine = sorted(
+                (c for c in cells if c["model"] == model and c["fraction"] == fraction),
+                key=lambda c: c["seed"],
+            )
+            if not mine:
+                continue
+            names = [k for k in mine[0]["test"] if k != "loss"]
+            rows.append(
+                {
+                    "model": model,
+                    "fraction": fraction,
+                    "train_examples": mine[0]["train_examples"],
+                    "seeds": [c["seed"] for c in mine],
+                    **{name: spread([c["test"][name] for c in mine]) for name in names},
+                }
+            )
+    return rows
+
+
+def write_study(root: Path, spec: dict, dataset: dict, cells: list[dict], models: list[str]) -> dict:
+    study = {
+        "config": spec,
+        "dataset": dataset,
+        "metric": "accuracy",
+        "models": models,
+        "fractions": spec["fractions"],
+        "seeds": spec["seeds"],
+        "table": summarize(cells, models, spec["fractions"]),
+        "cells": cells,
+    }
+    write_atomic(Path(root) / STUDY_FILE, lambda fh: fh.write(json.dumps(study, indent=2)), text=True)
+    return study
+
+
+def read_study(root: Path) -> dict:
+    path = Path(root) / STUDY_FILE
+    if not path.is_file():
+        raise WarmstartError(
+            f"{root} has no {STUDY_FILE}: the study has not finished",
+            "rerun the same `warmstart study` command to finish it",
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise WarmstartError(
+            f"{path} is not valid JSON", "rerun `warmstart study` to write it again"
+        ) from None

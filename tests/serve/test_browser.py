@@ -1,0 +1,116 @@
+"""End to end in a real browser: `warmstart serve` on a free port, headless Debian Chromium driven by
+selenium types an input, clicks Run, and the answer on the page equals the API's. A screenshot of each
+page is saved under test-artifacts/. Skip these locally with `pytest -m "not browser"`."""
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serve.live import live_server
+
+pytestmark = pytest.mark.browser
+CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    if not (CHROMIUM.is_file() and DRIVER.is_file()):
+        pytest.fail("the browser tests need Debian's chromium: `apt-get install -y chromium chromium-driver` "
+                    "(make setup does it), or skip them with -m 'not browser'")  # fmt: skip
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1000,900", "--no-first-run", "--disable-extensions"):  # fmt: skip
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(str(DRIVER)))  # no driver download
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def ask(driver, url: str, fields: dict, artifact: str):
+    """Open the page, fill in ``fields`` (id -> text), click Run, wait for the answer; save a screenshot."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url + "/")
+    wait = WebDriverWait(driver, 60)
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    for name, value in fields.items():
+        box = driver.find_element(By.ID, name)
+        box.clear()
+        box.send_keys(value)
+    driver.find_element(By.ID, "run").click()
+    wait.until(lambda d: d.find_element(By.ID, "answer").get_attribute("data-ready") == "true"
+               or d.find_element(By.ID, "error").text)  # fmt: skip
+    out = Path(__file__).resolve().parents[2] / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    driver.save_screenshot(str(out / f"serve-{artifact}.png"))
+    assert driver.find_element(By.ID, "error").text == ""
+    return lambda selector: [
+        e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, selector)
+    ]
+
+
+def api_answer(url: str, body: dict) -> dict:
+    response = httpx.post(f"{url}/api/predict", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_classification_page(browser, classifier_run):
+    text = "A warm, funny and beautifully acted film."
+    with live_server(classifier_run) as url:
+        shown = ask(browser, url, {"text": text}, "classification")
+        answer = api_answer(url, {"text": text})
+    assert shown("#label") == [answer["label"]]
+    probs = dict(zip(shown(".prob-row .name"), shown(".prob-row .value")))
+    assert probs == {k: f"{v:.4f}" for k, v in answer["probabilities"].items()}
+
+
+def test_tagging_page(browser, tagger_run):
+    text = "Barack Obama visited Paris in 2009 ."
+    with live_server(tagger_run) as url:
+        shown = ask(browser, url, {"text": text}, "tagging")
+        answer = api_answer(url, {"text": text})
+    assert shown("#tags .tag") == answer["tags"]
+    assert shown("mark.entity") == [e["text"] for e in answer["entities"]]
+
+
+def test_extractive_qa_page(browser, qa_run):
+    fields = {"question": "What is Paris?", "context": "Paris is the capital and largest city of France."}
+    with live_server(qa_run) as url:
+        shown = ask(browser, url, fields, "extractive_qa")
+        answer = api_answer(url, fields)
+    assert shown("#qa-answer") == [answer["answer"] or "(no answer)"]
+    assert shown("#span") == ([answer["answer"]] if answer["start"] >= 0 else [])
+    assert shown("#context-shown") == [fields["context"]]
+
+
+def test_multiple_choice_page(browser, choice_run):
+    fields = {"context": "The river rose all night.", "choices": "The town flooded.\nIt was dry."}
+    with live_server(choice_run) as url:
+        shown = ask(browser, url, fields, "multiple_choice")
+        answer = api_answer(url, {**fields, "choices": fields["choices"].split("\n")})
+    assert shown("#choice") == [answer["choices"][answer["choice"]]]
+    assert shown(".choice .value") == [f"{p:.4f}" for p in answer["probabilities"]]
+
+
+def test_fill_mask_page(browser, tiny_pretrained):
+    text = "The [MASK] is a city in France."
+    with live_server(tiny_pretrained) as url:
+        shown = ask(browser, url, {"text": text, "top_k": "4"}, "fill_mask")
+        answer = api_answer(url, {"text": text, "top_k": 4})
+    assert shown(".candidate .token") == [c["token"] for c in answer["masks"][0]]
+
+
+def test_generation_page_streams(browser, gpt2_run):
+    with live_server(gpt2_run) as url:
+        shown = ask(browser, url, {"text": "The history of the city", "max_new_tokens": "12"}, "generation")
+        answer = api_answer(url, {"text": "The history of the city", "max_new_tokens": 12})
+    assert shown("#output") == [answer["generated"]] and answer["generated"]
+    assert shown("#generated .prompt") == ["The history of the city"]

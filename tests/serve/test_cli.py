@@ -1,0 +1,58 @@
+"""`warmstart serve` from the command line: bad input is one line on stderr with exit code 2; a good run
+is served on the port asked for."""
+
+import socket
+import sys
+
+import httpx
+import pytest
+
+from tests.cli.test_bad_input import assert_one_line_error, run
+from tests.serve.live import live_server
+from warmstart.cli import main
+
+
+def test_run_argument_is_required(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve"])
+    assert exit_.value.code == 2 and "required: run" in capsys.readouterr().err
+
+
+def test_missing_run_directory(capsys, tmp_path):
+    code, _, err = run(capsys, "serve", tmp_path / "nope")
+    assert_one_line_error(code, err, "no such run directory", "nope")
+
+
+def test_not_a_run_directory(capsys, tmp_path):
+    code, _, err = run(capsys, "serve", tmp_path, "--port", "0")
+    assert_one_line_error(code, err, "no model found in", str(tmp_path))
+
+
+def test_port_in_use(capsys, tiny_pretrained):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code, _, err = run(capsys, "serve", tiny_pretrained, "--port", port)
+    assert_one_line_error(code, err, f"cannot listen on 127.0.0.1:{port}", "another --port")
+
+
+def test_missing_extra_says_what_to_install(capsys, monkeypatch, tiny_pretrained):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    code, _, err = run(capsys, "serve", tiny_pretrained)
+    assert_one_line_error(code, err, "needs uvicorn", "pip install", "[serve]")
+
+
+def test_bad_limit_flag(capsys, tiny_pretrained):
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", str(tiny_pretrained), "--max-chars", "0"])
+    assert exit_.value.code == 2 and "must be above 0" in capsys.readouterr().err
+
+
+def test_serves_on_a_free_port(tiny_pretrained):
+    with live_server(tiny_pretrained, "--max-chars", "50") as url:
+        assert url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{url}/api/info").json()["task"] == "fill_mask"
+        answer = httpx.post(f"{url}/api/predict", json={"text": "A [MASK] city.", "top_k": 2}).json()
+        assert len(answer["masks"][0]) == 2
+        assert httpx.post(f"{url}/api/predict", json={"text": "[MASK]" * 10}).status_code == 413

@@ -1,0 +1,109 @@
+"""`warmstart study` end to end on real snippets: cells, study.json, resume, a half-done cell, bad input."""
+
+import json
+import shutil
+
+import pytest
+
+import warmstart.finetune
+from tests.cli.test_bad_input import assert_one_line_error, run
+from tests.study.conftest import study_args
+from warmstart.cli import main
+
+MODELS = ("pretrained", "scratch", "tfidf")
+
+
+def cells(root):
+    return sorted(root.glob("cells/*/*/*/cell.json"))
+
+
+def test_cells_and_study_json(study_dir):
+    found = cells(study_dir)
+    assert len(found) == 3 * 2 * 2
+    study = json.loads((study_dir / "study.json").read_text())
+    assert len(study["cells"]) == 12 and len(study["table"]) == 6
+    sizes = {}
+    for row in study["table"]:
+        mine = [c for c in study["cells"] if c["model"] == row["model"] and c["fraction"] == row["fraction"]]
+        values = []
+        for seed in (1, 2):
+            d = study_dir / "cells" / row["model"] / f"frac-{row['fraction']:g}" / f"seed-{seed}"
+            cell = json.loads((d / "cell.json").read_text())
+            if row["model"] != "tfidf":  # the finetune run's own numbers
+                test = json.loads((d / "run" / "test_metrics.json").read_text())
+                assert cell["test"] == test["test"] and test["sizes"]["train"] == row["train_examples"]
+                assert cell["validation_curve"] and not (d / "run" / "best").exists()  # weights deleted
+            values.append(cell["test"]["accuracy"])
+        assert [c["test"]["accuracy"] for c in sorted(mine, key=lambda c: c["seed"])] == values
+        acc = row["accuracy"]
+        assert acc["values"] == values and acc["min"] == min(values) and acc["max"] == max(values)
+        assert acc["median"] == pytest.approx(sum(values) / 2)
+        sizes.setdefault(row["fraction"], set()).add(row["train_examples"])
+    assert sizes == {0.1: {21}, 1.0: {200}}  # the same subset size for every model; 10% ceil per label
+
+
+def test_rerun_skips_finished_cells_and_redoes_a_half_written_one(study_dir, tmp_path, monkeypatch, capsys):
+    copy = tmp_path / "study"
+    shutil.copytree(study_dir, copy)
+    before = {p: p.stat().st_mtime_ns for p in cells(copy)}
+    half = copy / "cells" / "scratch" / "frac-0.1" / "seed-2"
+    (half / "cell.json").unlink()  # as if interrupted after finetuning started
+    (half / "run" / "test_metrics.json").unlink()
+    calls = []
+    real = warmstart.finetune.finetune
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("flags") or args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warmstart.finetune, "finetune", counting)
+    run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
+    assert main(study_args(run_dir, copy)) == 0
+    assert len(calls) == 1 and calls[0]["from_scratch"] and calls[0]["data"]["subset_seed"] == 2
+    after = {p: p.stat().st_mtime_ns for p in cells(copy)}
+    assert len(after) == 12
+    assert all(after[p] == t for p, t in before.items() if p.parent != half)
+    assert (half / "run" / "test_metrics.json").is_file()
+    assert "study: 12/12 cells" in capsys.readouterr().err
+
+
+def snapshot(root):
+    return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*") if p.is_file()}
+
+
+def test_another_config_on_a_study_dir_is_refused(study_dir, capsys):
+    before = snapshot(study_dir)
+    run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
+    args = study_args(run_dir, study_dir)
+    args[args.index("--seeds") + 1] = "1,2,3"
+    code, _, err = run(capsys, *args)
+    assert_one_line_error(code, err, "another config", "seeds", "--overwrite")
+    assert snapshot(study_dir) == before
+
+
+@pytest.mark.parametrize(
+    "change, needles",
+    [
+        (("run", "nope"), ("no such run",)),
+        (("--data", "wiki-leads"), ("has no labels",)),
+        (("--data", "wiki-ner-silver"), ("classification only",)),
+        (("--fractions", "0,1"), ("(0, 1]",)),
+        (("--fractions", "0.5,1.5"), ("(0, 1]",)),
+        (("--fractions", "ten"), ("cannot read fractions",)),
+        (("extra", "task.name=tagging"), ("classification task only",)),
+        (("extra", "data.train_fraction=0.5"), ("--fractions",)),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(tiny_pretrained, tmp_path, capsys, change, needles):
+    out = tmp_path / "s"
+    args = study_args(tiny_pretrained, out)
+    key, value = change
+    if key == "run":
+        args[1] = str(tmp_path / value)
+    elif key == "extra":
+        args.append(value)
+    else:
+        args[args.index(key) + 1] = value
+    code, _, err = run(capsys, *args)
+    assert_one_line_error(code, err, *needles)
+    assert not out.exists()
