@@ -26,7 +26,7 @@ from tests.train.cli_runs import (
     start,
     wait_for,
 )
-from warmstart.train.checkpoint import PAUSE_ENV, step_dirs
+from warmstart.train.checkpoint import PAUSE_ENV, Checkpointer, step_dirs
 
 KILLS = int(os.environ.get("WARMSTART_FAULT_KILLS", "40"))
 PAUSE = 0.03  # "write" kills: seconds each checkpoint write sleeps between the model and the trainer state
@@ -97,3 +97,16 @@ def test_kill_9_many_times_then_resume_gives_the_uninterrupted_weights(small_sha
     assert total >= KILLS // 2 and kills["during a checkpoint write"] >= 1
     assert read_checkpoint(latest_checkpoint(run))  # the last one, step STEPS
     assert same_tensors(final_weights(run), final_weights(cli_baseline))
+
+
+def test_latest_clears_or_undoes_what_a_kill_left(tmp_path):
+    ckpts = tmp_path / "checkpoints"
+    for name in ("step-00000004", ".tmp-step-00000008-99", ".del-step-00000002"):
+        (ckpts / name / "trainer").mkdir(parents=True)
+    (tmp_path / ".old-best-99").mkdir()  # killed between RUN/best -> .old and .tmp -> RUN/best
+    (tmp_path / ".tmp-best-99").mkdir()
+    (tmp_path / "final").mkdir()  # killed after both renames, before removing the old one
+    (tmp_path / ".old-final-98").mkdir()
+    assert Checkpointer(tmp_path, {}).latest() == ckpts / "step-00000004"
+    assert sorted(p.name for p in ckpts.iterdir()) == ["step-00000004"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best", "checkpoints", "final"]

@@ -218,6 +218,7 @@ class Checkpointer:
         dirs = step_dirs(self.root)
         for _, p in dirs[: -max(keep_last, 1)]:
             gone = p.parent / f".del-{p.name}"  # renamed first: a kill mid-removal leaves no partial step-*
+            shutil.rmtree(gone, ignore_errors=True)
             os.rename(p, gone)
             shutil.rmtree(gone, ignore_errors=True)
 

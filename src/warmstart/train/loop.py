@@ -70,9 +70,10 @@ class TrainConfig:
             (self.warmup_steps is None or self.warmup_steps >= 0, "warmup_steps", "0 or more", "100"),
             (self.clip_norm >= 0, "clip_norm", "0 (off) or more", "1.0"),
             (self.eval_batches >= 1, "eval_batches", "at least 1", "50"),
+            (self.max_bad_steps >= 0, "max_bad_steps", "0 or more", "10"),
             (self.spike_factor == 0 or self.spike_factor > 1, "spike_factor", "0 (off) or above 1", "10"),
         ]  # fmt: skip
-        for key in ("eval_every", "save_every", "keep_last", "log_every", "early_stopping", "max_bad_steps"):
+        for key in ("eval_every", "save_every", "keep_last", "log_every", "early_stopping"):
             rules.append((getattr(self, key) >= 0, key, "0 or more", "0"))
         for ok, key, must, example in rules:
             if not ok:
