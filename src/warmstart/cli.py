@@ -619,6 +619,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {disk_full_error(e.filename or 'a file')}", file=sys.stderr)
         return 2
+    except RuntimeError as e:  # torchrun: another process died or hung (train/distributed.py)
+        from warmstart.train.distributed import failure
+
+        lost = failure(e)
+        if lost is None:
+            raise
+        print(f"error: {lost}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

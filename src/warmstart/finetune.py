@@ -30,6 +30,7 @@ from warmstart.pretrained import check_length, load_encoder, load_finetuned, mod
 from warmstart.registry import TASKS, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.multitask import MultitaskConfig, read_multitask
+from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
@@ -172,6 +173,11 @@ def finetune(
         cfg = resolve(config_file, flags or {}, list(overrides))
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
+    if cfg.train.fsdp and cfg.strategy.strategy == "lora":
+        raise WarmstartError(
+            "train.fsdp cannot export a LoRA run yet (merging the adapters needs the whole model)",
+            "drop train.fsdp=true: several processes then use DDP",
+        )
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
     encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
@@ -184,10 +190,16 @@ def finetune(
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
     }
     batches = getattr(task, "train_batches", TrainBatches)  # multitask: batches mixing the tasks
-    cfg = _settle_steps(cfg, batches(features["train"], cfg.train.batch_size, 0).batches_per_epoch)
-    root = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
-    if not resume:
-        save_config(root, C.to_dict(cfg))
+    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
+    cfg = _settle_steps(cfg, batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
+
+    def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
+        root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
+        if not resume and ddp.is_main():
+            save_config(root, C.to_dict(cfg))
+        return root
+
+    root = ddp.main_first(start)
     seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
     results = {}
     for seed in seeds:
@@ -198,12 +210,13 @@ def finetune(
             continue
         if len(seeds) > 1:
             run_dir.mkdir(exist_ok=True)
-            print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
+            if ddp.is_main():
+                print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
         run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
         resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
         results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks)
     out = {"runs": results, "run_dir": str(root)}
-    if len(seeds) > 1:
+    if len(seeds) > 1 and ddp.is_main():
         out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
     return out
 
@@ -214,12 +227,13 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
     encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
     unit = task.build(encoder, labels)
     report = apply_strategy(unit, cfg.strategy, seed)
-    print(describe(report), file=sys.stderr)
+    if ddp.is_main():
+        print(describe(report), file=sys.stderr)
     scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
     ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
     result = fit(
         unit,
-        getattr(task, "train_batches", TrainBatches)(features["train"], cfg.train.batch_size, seed),
+        getattr(task, "train_batches", TrainBatches)(features["train"], global_batch(cfg), seed),
         EvalBatches(features["validation"], cfg.eval_batch_size),
         cfg.train,
         ckpt,
@@ -240,10 +254,16 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
         "sizes": {s: f.num_examples() for s, f in features.items()},
         "parameters": report,
     }
-    write_json(metrics, run_dir / "test_metrics.json")
-    shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
-    print(f"test ({run_dir}): {shown}", file=sys.stderr)
+    if ddp.is_main():
+        write_json(metrics, run_dir / "test_metrics.json")
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
+        print(f"test ({run_dir}): {shown}", file=sys.stderr)
     return {**result, "test_metrics": metrics}
+
+
+def global_batch(cfg: FinetuneConfig) -> int:
+    """Rows per micro-batch over all processes: under torchrun each process takes its train.batch_size."""
+    return cfg.train.batch_size * ddp.world()
 
 
 def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:

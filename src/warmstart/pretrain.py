@@ -26,6 +26,7 @@ from warmstart.objectives.span_corruption import SpanCorruptionConfig
 from warmstart.pretrained import backbone, read_config
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization import Tokenizer
+from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.loop import TrainConfig, fit
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
@@ -217,19 +218,26 @@ def pretrain(
         _check_shards(shards_dir, tokenizer)  # before anything is written
     vectors = _word_vectors(cfg) if not resume else None  # a bad vectors file fails before any write too
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
-    run_dir = open_run_dir(cfg.out, resume=bool(resume), overwrite=overwrite)
-    try:
-        if not resume:
-            save_config(run_dir, C.to_dict(cfg))
-        train, evals, unit = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
-        if init is not None:
-            _continue(unit, init, run_dir)
-        if vectors is not None:
-            _warm_start(unit, cfg, tokenizer, vectors, run_dir)
-    except WarmstartError:
-        if not resume:  # the directory was created just above: a config error found late leaves nothing
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
+    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
+
+    def start():  # torchrun: the first process creates the run directory (and shards), the others read it
+        main = ddp.is_main()
+        run_dir = open_run_dir(cfg.out, resume=bool(resume) or not main, overwrite=overwrite)
+        try:
+            if not resume and main:
+                save_config(run_dir, C.to_dict(cfg))
+            train, evals, unit = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
+            if init is not None:
+                _continue(unit, init, run_dir)
+            if vectors is not None:
+                _warm_start(unit, cfg, tokenizer, vectors, run_dir)
+        except WarmstartError:
+            if not resume and main:  # the directory was created just above: a late error leaves nothing
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        return run_dir, train, evals, unit
+
+    run_dir, train, evals, unit = ddp.main_first(start)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
     result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
     result["run_dir"] = str(run_dir)
@@ -243,13 +251,12 @@ def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, u
     train_shards = _check_shards(shards_dir, tokenizer)
     parts = sections(cfg, unit_cls)
     windows, collate = unit_cls.data(train_shards, cfg.data.seq_len, tokenizer, *parts)
-    train = WindowBatches(windows, cfg.train.batch_size, cfg.train.seed, collate)
+    batch = cfg.train.batch_size * ddp.world()  # torchrun: the global batch; each process takes its rows
+    train = WindowBatches(windows, batch, cfg.train.seed, collate)
     val_shards = TokenShards.open(shards_dir, "validation")
     val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)
-    evals = FixedWindowBatches(
-        val_windows, cfg.train.batch_size, cfg.train.eval_batches, cfg.train.seed, val_collate
-    )
-    return train, evals, build_unit(cfg, tokenizer)
+    evals = FixedWindowBatches(val_windows, batch, cfg.train.eval_batches, cfg.train.seed, val_collate)
+    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer)
 
 
 def _open_init(cfg: PretrainConfig, explicit: dict):
@@ -276,7 +283,8 @@ def _continue(unit, init, run_dir: Path) -> None:
     import json
 
     info = load_init_weights(unit, init)
-    (run_dir / "init.json").write_text(json.dumps(info, indent=2) + "\n")
+    if ddp.is_main():
+        (run_dir / "init.json").write_text(json.dumps(info, indent=2) + "\n")
     fresh = f"; fresh: {', '.join(info['fresh'])}" if info["fresh"] else ""
     print(f"continuing from {init.path}: {info['loaded_tensors']} tensors loaded{fresh}")
 
@@ -302,7 +310,8 @@ def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_di
         backbone(unit).word_embeddings, tokenizer, vectors, init_std(cfg.model), cfg.embeddings.project
     )
     info["vectors"] = cfg.embeddings.vectors
-    (run_dir / "warm_start.json").write_text(json.dumps(info, indent=2) + "\n")
+    if ddp.is_main():
+        (run_dir / "warm_start.json").write_text(json.dumps(info, indent=2) + "\n")
     print(
         f"embedding warm start: {info['tokens_warm']:,} of {info['vocab_size']:,} tokens from "
         f"{info['vector_dim']}-d word vectors ({info['whole_word_tokens']:,} tokens are whole words)"

@@ -1,5 +1,7 @@
 """Token shards on real wiki-leads prose: layout, cross-boundary reads, doc offsets, atomicity, errors."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,16 @@ def test_open_errors(prepared, tmp_path):
     with pytest.raises(WarmstartError, match="no 'test' split.*train, validation"):
         TokenShards.open(out, "test")
     assert TokenShards.splits(out) == ["train", "validation"]
+
+
+def test_reads_do_not_map_shard_files_into_the_process(prepared):
+    """Windows are read with pread: the pages stay in the OS page cache, not in this process's RSS."""
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        pytest.skip("needs /proc")
+    out, *_ = prepared
+    shards = TokenShards.open(out, "train")
+    for start in range(0, shards.num_tokens - 100, 997):
+        shards.read(start, 100)
+    mapped = [line for line in maps.read_text().splitlines() if str(out / "train-") in line]
+    assert not mapped

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from warmstart.data.order import EpochOrder, step_generator
+from warmstart.data.order import WindowOrder, step_generator
 from warmstart.errors import WarmstartError
 
 
@@ -39,11 +39,13 @@ class PackedWindows:
 
 
 class WindowBatches:
-    """Training batches: micro-batch ``i`` = collate(windows in seeded order, RNG seeded by (seed, i))."""
+    """Training batches: micro-batch ``i`` = collate(windows in seeded order, RNG seeded by (seed, i)).
+
+    The order is a :class:`WindowOrder`: computed per batch, no array of all windows is held in memory."""
 
     def __init__(self, windows: PackedWindows, batch_size: int, seed: int, collate):
         self.windows, self.collate, self.seed = windows, collate, seed
-        self.order = EpochOrder(len(windows), batch_size, seed)
+        self.order = WindowOrder(len(windows), batch_size, seed)
         self.batches_per_epoch = self.order.batches_per_epoch
 
     def batch(self, index: int) -> dict:

@@ -9,6 +9,11 @@ Layout of a shards directory::
 
 Every document is followed by ``doc_sep_id``, so a packed training window is just a contiguous slice of the
 split's token stream, possibly crossing a shard-file boundary (:meth:`TokenShards.read` handles that).
+
+The shard files are plain arrays that ``np.memmap`` can open, but :meth:`TokenShards.read` fetches tokens
+with ``os.pread``: a memory map keeps every page it touched (and the kernel maps 64 KB around each random
+read) in the process's resident set, which then grows toward the shards' size over a long run. With
+``pread`` those pages stay in the OS page cache only, and the process's memory stays flat at any corpus size.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -286,8 +292,13 @@ def read_meta(directory: str | os.PathLike) -> dict:
     return meta
 
 
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 class TokenShards:
-    """Read-only view of one split: a flat token stream over memory-mapped shard files."""
+    """Read-only view of one split: a flat token stream over the shard files (read with ``os.pread``)."""
 
     def __init__(self, directory: Path, split: str, meta: dict):
         info = meta["splits"][split]
@@ -301,16 +312,18 @@ class TokenShards:
         self.doc_sep_id = int(meta["doc_sep_id"])
         self.num_tokens = int(info["num_tokens"])
         self.num_docs = int(info["num_docs"])
-        self._maps: list[np.memmap] = []
+        sizes: list[int] = []
         for shard in info["shards"]:
             path = directory / shard["file"]
-            expected = int(shard["num_tokens"])
-            if not path.is_file() or path.stat().st_size != expected * self.dtype.itemsize:
+            sizes.append(int(shard["num_tokens"]))
+            if not path.is_file() or path.stat().st_size != sizes[-1] * self.dtype.itemsize:
                 raise WarmstartError(f"shard file {path} is missing or truncated", _PREPARE_FIX)
-            self._maps.append(np.memmap(path, dtype=self.dtype, mode="r", shape=(expected,)))
+        self._paths = [directory / shard["file"] for shard in info["shards"]]
+        self._fds = [os.open(path, os.O_RDONLY) for path in self._paths]
+        weakref.finalize(self, _close_all, list(self._fds))
         # _bounds[i] = global offset of shard i's first token; _bounds[-1] = num_tokens
-        self._bounds = np.zeros(len(self._maps) + 1, dtype=np.int64)
-        np.cumsum([len(m) for m in self._maps], out=self._bounds[1:])
+        self._bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self._bounds[1:])
         if int(self._bounds[-1]) != self.num_tokens:
             raise WarmstartError(f"{directory}: shard sizes disagree with meta.json", _PREPARE_FIX)
         docs_path = directory / info.get("docs_file", f"{split}.docs.bin")
@@ -343,31 +356,38 @@ class TokenShards:
     def __repr__(self) -> str:
         return (
             f"TokenShards({str(self.directory)!r}, split={self.split!r}, tokens={self.num_tokens}, "
-            f"docs={self.num_docs}, shards={len(self._maps)}, dtype={self.dtype.name})"
+            f"docs={self.num_docs}, shards={len(self._fds)}, dtype={self.dtype.name})"
         )
 
     @property
     def num_shards(self) -> int:
-        return len(self._maps)
+        return len(self._fds)
 
     def read(self, start: int, length: int) -> np.ndarray:
         """Tokens [start, start + length) of the split as int64, across shard-file boundaries."""
         start, length = int(start), int(length)
         if start < 0 or length < 0 or start + length > self.num_tokens:
             raise IndexError(f"range [{start}, {start + length}) is outside 0..{self.num_tokens}")
-        out = np.empty(length, dtype=np.int64)
-        if length == 0:
-            return out
+        out = np.empty(length, dtype=self.dtype)
         i = int(np.searchsorted(self._bounds, start, side="right")) - 1
-        pos, filled = start, 0
+        pos, filled, item = start, 0, self.dtype.itemsize
         while filled < length:
             local = pos - int(self._bounds[i])
-            take = min(length - filled, len(self._maps[i]) - local)
-            out[filled : filled + take] = self._maps[i][local : local + take]
+            take = min(length - filled, int(self._bounds[i + 1]) - pos)
+            out[filled : filled + take] = np.frombuffer(self._pread(i, take * item, local * item), self.dtype)
             filled += take
             pos += take
             i += 1
-        return out
+        return out.astype(np.int64)
+
+    def _pread(self, shard: int, size: int, offset: int) -> bytes:
+        parts, got = [], 0
+        while got < size:  # a single read returns at most ~2 GB on Linux
+            parts.append(os.pread(self._fds[shard], size - got, offset + got))
+            if not parts[-1]:
+                raise WarmstartError(f"shard file {self._paths[shard]} is truncated", _PREPARE_FIX)
+            got += len(parts[-1])
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def doc_range(self, index: int) -> tuple[int, int]:
         """(start, end) of document ``index`` in the token stream, excluding its trailing doc separator."""

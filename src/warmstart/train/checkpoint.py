@@ -15,6 +15,9 @@ interrupted write, replacement or removal are cleared or undone by ``latest()``)
 is a WarmstartError that names the directory; the previous checkpoint stays. The last ``keep_last`` step
 directories are kept;
 ``RUN/best/`` holds the model with the best validation metric and ``RUN/final/`` the final model.
+
+Under torchrun only the first process writes (FSDP: the full state gathered to it first, so the files are
+those of a single process) while the others wait; ``trainer/rng-rankN.*`` hold the RNG of process N > 0.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from safetensors.torch import load_file, save_file
 
 from warmstart.atomic import check_writable, disk_full, disk_full_error
 from warmstart.errors import WarmstartError
+from warmstart.train import distributed as ddp
 
 STEP_DIR = re.compile(r"^step-(\d{8})$")
 PAUSE_ENV = "WARMSTART_TEST_CHECKPOINT_PAUSE"  # fault-injection tests only (tests/train/test_kill_resume.py)
@@ -103,12 +107,16 @@ def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:
 
 
 def load_weights(module: torch.nn.Module, path: Path, strict: bool = True) -> tuple[list, list]:
-    missing, unexpected = module.load_state_dict(read_tensors(path), strict=strict)
+    missing, unexpected = ddp.load_state(module, read_tensors(path), strict=strict)
     return missing, unexpected
 
 
-def optimizer_state(opt: torch.optim.Optimizer) -> tuple[dict, dict]:
-    sd = opt.state_dict()
+def optimizer_state(opt: torch.optim.Optimizer, unit=None) -> tuple[dict, dict]:
+    """(tensors, meta) of the optimizer; ``unit``: the model, whose FSDP shards are gathered first (every
+    process calls it; the others get ({}, {}))."""
+    sd = ddp.optimizer_state(unit, opt)
+    if not sd:
+        return {}, {}
     tensors = {}
     for idx, st in sd["state"].items():
         for name, value in st.items():
@@ -117,12 +125,12 @@ def optimizer_state(opt: torch.optim.Optimizer) -> tuple[dict, dict]:
     return tensors, {"param_groups": sd["param_groups"]}
 
 
-def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict) -> None:
+def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict, unit=None) -> None:
     state: dict = {}
     for key, t in tensors.items():
         idx, name = key.split(".", 1)
         state.setdefault(int(idx), {})[name] = t
-    opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    ddp.load_optimizer_state(unit, opt, {"state": state, "param_groups": meta["param_groups"]})
 
 
 def rng_state() -> tuple[dict, dict]:
@@ -168,32 +176,44 @@ class Checkpointer:
         self.root = self.run_dir / "checkpoints"
         self.config_json, self.tokenizer, self.export = config_json, tokenizer, export
 
-    def _write_model(self, unit: torch.nn.Module, d: Path, for_export: bool = False) -> None:
-        write_json(self.config_json, d / "config.json")
-        if for_export and self.export is not None:
-            state = {k: v.detach().contiguous().cpu() for k, v in self.export(unit).items()}
-            save_file(state, str(d / "model.safetensors"), metadata={"format": "pt"})
+    def _weights(self, unit: torch.nn.Module, for_export: bool = False) -> dict:
+        """The unit's weights as CPU tensors (torchrun: on the first process; FSDP gathers the shards)."""
+        if for_export and self.export is not None and not ddp.sharded(unit):
+            state = self.export(unit) if ddp.is_main() else {}
         else:
-            save_weights(unit, d / "model.safetensors")
+            state = ddp.full_state(unit)
+        return {k: v.detach().contiguous().cpu() for k, v in state.items()}
+
+    def _write_model(self, weights: dict, d: Path) -> None:
+        write_json(self.config_json, d / "config.json")
+        save_file(weights, str(d / "model.safetensors"), metadata={"format": "pt"})
         if self.tokenizer is not None:
             self.tokenizer.save(d)
 
     def save(self, unit, opt, state: dict, keep_last: int) -> Path:
+        weights, (tensors, meta) = self._weights(unit), optimizer_state(opt, unit)
+        rngs = ddp.gather(rng_state())  # every process's RNG, for an exact resume of each
+
         def write(d: Path) -> None:
-            self._write_model(unit, d)
+            self._write_model(weights, d)
             _test_pause()
             t = d / "trainer"
             t.mkdir()
-            tensors, meta = optimizer_state(opt)
             save_file(tensors, str(t / "optimizer.safetensors"))
             write_json(meta, t / "optimizer.json")
-            rng_tensors, rng_meta = rng_state()
+            (rng_tensors, rng_meta), others = rngs[0], rngs[1:]
             save_file(rng_tensors, str(t / "rng.safetensors"))
+            for r, (rank_tensors, rank_meta) in enumerate(others, 1):
+                save_file(rank_tensors, str(t / f"rng-rank{r}.safetensors"))
+                write_json(rank_meta, t / f"rng-rank{r}.json")
             write_json({**state, "rng": rng_meta}, t / "state.json")
 
-        path = atomic_dir(self.root / f"step-{state['step']:08d}", write, self._full_fix())
-        self.prune(keep_last)
-        return path
+        def write_and_prune() -> Path:
+            path = atomic_dir(self.root / f"step-{state['step']:08d}", write, self._full_fix())
+            self.prune(keep_last)
+            return path
+
+        return ddp.on_main(write_and_prune, self.root / f"step-{state['step']:08d}")
 
     def _full_fix(self) -> str:
         """What to do when the disk is full: the last complete checkpoint is intact, resume from it."""
@@ -202,17 +222,19 @@ class Checkpointer:
         return f"{kept}; free space on that disk, then continue with --resume"
 
     def save_final(self, unit) -> Path:
-        fix = self._full_fix()
-        return atomic_dir(self.run_dir / "final", lambda d: self._write_model(unit, d, for_export=True), fix)
+        weights, final = self._weights(unit, for_export=True), self.run_dir / "final"
+        write = lambda d: self._write_model(weights, d)  # noqa: E731
+        return ddp.on_main(lambda: atomic_dir(final, write, self._full_fix()), final)
 
     def save_best(self, unit, info: dict) -> Path:
         """RUN/best/: the model with the best validation metric so far (no trainer state)."""
+        weights, best = self._weights(unit, for_export=True), self.run_dir / "best"
 
         def write(d: Path) -> None:
-            self._write_model(unit, d, for_export=True)
+            self._write_model(weights, d)
             write_json(info, d / "best.json")
 
-        return atomic_dir(self.run_dir / "best", write, self._full_fix())
+        return ddp.on_main(lambda: atomic_dir(best, write, self._full_fix()), best)
 
     def prune(self, keep_last: int) -> None:
         dirs = step_dirs(self.root)
@@ -248,9 +270,12 @@ class Checkpointer:
         """Load weights, optimizer and RNG from ``path``; returns the trainer state dict."""
         load_weights(unit, path / "model.safetensors")
         t = path / "trainer"
-        load_optimizer_state(
-            opt, read_tensors(t / "optimizer.safetensors"), json.loads((t / "optimizer.json").read_text())
-        )
+        meta = json.loads((t / "optimizer.json").read_text())
+        load_optimizer_state(opt, read_tensors(t / "optimizer.safetensors"), meta, unit)
         state = json.loads((t / "state.json").read_text())
-        set_rng_state(read_tensors(t / "rng.safetensors"), state.pop("rng"))
+        rng = read_tensors(t / "rng.safetensors"), state.pop("rng")
+        mine = t / f"rng-rank{ddp.rank()}.safetensors"  # torchrun: each process its own RNG
+        if ddp.rank() > 0 and mine.is_file():
+            rng = read_tensors(mine), json.loads(mine.with_suffix(".json").read_text())
+        set_rng_state(*rng)
         return state

@@ -15,6 +15,7 @@ import torch
 
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
+from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, step_dirs
 from warmstart.train.guards import StepGuard
 from warmstart.train.logging import RunLogger, progress
@@ -26,8 +27,12 @@ from warmstart.train.signals import StopRequest
 @dataclass
 class TrainConfig:
     steps: int = opt(1000, "optimizer steps to train for")
-    batch_size: int = opt(32, "sequences per micro-batch")
-    grad_accum: int = opt(1, "micro-batches per optimizer step (effective batch = batch_size x grad_accum)")
+    batch_size: int = opt(
+        32, "sequences per micro-batch in each process (torchrun: the global batch is N x this)"
+    )
+    grad_accum: int = opt(
+        1, "micro-batches per optimizer step (effective batch = batch_size x grad_accum x processes)"
+    )
     lr: float = opt(5e-4, "peak learning rate")
     weight_decay: float = opt(0.01, "AdamW weight decay (never applied to biases and norms)")
     beta1: float = opt(0.9, "AdamW beta1")
@@ -55,6 +60,10 @@ class TrainConfig:
     spike_factor: float = opt(
         10.0, "log a grad_spike record when the gradient norm exceeds this x its running median (0 = off)"
     )
+    fsdp: bool = opt(False, "torchrun: shard parameters, gradients and optimizer state (FSDP) instead of DDP")
+    dist_timeout: float = opt(
+        1800.0, "torchrun: seconds a process waits for the others before it stops with an error"
+    )
 
     def __post_init__(self):
         rules = [  # (valid, key, what it must be, a good value); fractions (warmup_ratio...): config.py
@@ -72,6 +81,7 @@ class TrainConfig:
             (self.eval_batches >= 1, "eval_batches", "at least 1", "50"),
             (self.max_bad_steps >= 0, "max_bad_steps", "0 or more", "10"),
             (self.spike_factor == 0 or self.spike_factor > 1, "spike_factor", "0 (off) or above 1", "10"),
+            (self.dist_timeout > 0, "dist_timeout", "above 0", "1800"),
         ]  # fmt: skip
         for key in ("eval_every", "save_every", "keep_last", "log_every", "early_stopping"):
             rules.append((getattr(self, key) >= 0, key, "0 or more", "0"))
@@ -110,13 +120,14 @@ def evaluate(unit, batches, device: torch.device, bf16: bool = False) -> dict:
     was_training = unit.training
     unit.eval()
     totals: dict[str, list[float]] = {}
-    for batch in batches:
+    for batch, counted in ddp.shares(batches, unit):  # torchrun: each process its share
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             _, stats = unit(_to(batch, device))
-        for k, (s, n) in stats.items():
+        for k, (s, n) in stats.items() if counted else ():
             acc = totals.setdefault(k, [0.0, 0.0])
             acc[0] += float(s)
             acc[1] += float(n)
+    totals = ddp.add_up(totals, unit, batches)
     unit.train(was_training)
     # a stat named *_sum keeps its total (corpus-level metrics such as BLEU need counts, not means)
     means = {k: s if k.endswith("_sum") else s / n for k, (s, n) in totals.items() if n}
@@ -154,21 +165,26 @@ def fit(
 
     A step with a NaN/inf loss or gradient norm is skipped, up to ``cfg.max_bad_steps`` (guards.py);
     SIGTERM/SIGINT end the run after the current step and a checkpoint, raising Stopped (signals.py)."""
-    device = pick_device(cfg.device)
+    device = ddp.device(pick_device(cfg.device))
     unit.to(device)
+    model = ddp.wrap(unit, cfg.fsdp, device, cfg.seed)  # torchrun: DDP, or the unit sharded (FSDP)
+    train = ddp.RankBatches(train)  # torchrun: this process's rows of each global micro-batch
     optimizer = adamw(unit, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), cfg.eps, lr_scales=lr_scales)
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
     lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio)
     metric, mode = getattr(unit, "best_metric", ("loss", "min"))
     state = {"step": 0, "best_step": None, "best_value": None}
-    latest = checkpointer.latest() if resume else None
+    latest = ddp.main_first(checkpointer.latest) if resume else None  # the first process tidies up
     if latest is not None:
         state.update(checkpointer.restore(latest, unit, optimizer))
+    ddp.check_batch(state, cfg.batch_size)  # torchrun: resumed on as many processes (or the same batch)
     step = state["step"]
     guard = StepGuard(cfg.max_bad_steps, cfg.spike_factor, state)
     # resumed without a checkpoint (killed before the first): the old records all go, the run starts over
-    logger = RunLogger(checkpointer.run_dir, resume_step=(step if latest else -1) if resume else None)
-    bar = progress(cfg.steps, step, desc, cfg.progress)
+    main = ddp.is_main()  # only the first process logs and shows progress
+    resume_step = (step if latest else -1) if resume else None
+    logger = RunLogger(checkpointer.run_dir, resume_step=resume_step) if main else ddp.Quiet()
+    bar = progress(cfg.steps, step, desc, cfg.progress) if main else ddp.Quiet()
     last_eval: dict = {}
     unit.train()
     window_tokens, window_start = 0, time.perf_counter()
@@ -183,11 +199,13 @@ def fit(
             loss_sum = 0.0
             for a in range(cfg.grad_accum):
                 batch = _to(train.batch(step * cfg.grad_accum + a), device)
-                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
-                    loss, _ = unit(batch)
-                (loss / cfg.grad_accum).backward()
-                loss_sum += float(loss.detach())
-                window_tokens += _tokens(batch)
+                with ddp.accumulating(model, last=a == cfg.grad_accum - 1):
+                    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+                        loss, stats = model(batch)
+                    loss, value, tokens = train.weigh(loss, stats, _tokens(batch))  # the global batch's
+                    (loss / cfg.grad_accum).backward()
+                loss_sum += value
+                window_tokens += tokens
             loss_value = loss_sum / cfg.grad_accum
             grad_norm = (
                 float(torch.nn.utils.clip_grad_norm_(unit.parameters(), cfg.clip_norm))
@@ -233,7 +251,8 @@ def fit(
                     bar.write(f"early stopping: no better {metric} in {stale} evaluations")
                     state["stopped_early"] = True
             due = (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps
-            signalled = stop.signum is not None and step < cfg.steps and not state.get("stopped_early")
+            caught = ddp.signal_seen(stop) is not None  # torchrun: by any process
+            signalled = caught and step < cfg.steps and not state.get("stopped_early")
             if due or state.get("stopped_early") or signalled:
                 state["step"] = step
                 state["epoch"], state["batch_in_epoch"] = train.position(step * cfg.grad_accum)  # next batch
@@ -244,6 +263,11 @@ def fit(
                 hook(step, loss_value)
             if signalled:
                 raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), desc.split()[0])
+    except RuntimeError as exc:  # torchrun: another process died or hung
+        lost = ddp.failure(exc, f"warmstart {desc.split()[0]} --resume {_resume_dir(checkpointer.run_dir)}")
+        if lost is None:
+            raise
+        raise lost from None
     finally:
         stop.restore()
         bar.close()
