@@ -81,10 +81,10 @@ def convergence(study: dict, out: Path) -> tuple[Path, str]:
         return path, ""
     reached = next((s for s, v in zip(curves["pretrained"][0], curves["pretrained"][1]) if v >= target), None)
     best_scratch = next(s for s, v in zip(curves["scratch"][0], curves["scratch"][1]) if v >= target)
-    when = f"at step {reached:,}" if reached is not None else "never"
+    when = f"reached by the pretrained model at step {reached:,}" if reached is not None else "never reached"
     note = (
         f"The scratch twin's best median validation {metric} ({target:.4f}, at step {best_scratch:,}) is "
-        f"reached by the pretrained model {when}."
+        f"{when}{'' if reached is not None else ' by the pretrained model'}."
     )
     return path, note
 
