@@ -102,17 +102,3 @@ def wait_until(ready, timeout: float, what: str) -> float:
         assert time.monotonic() - t0 < timeout, f"timed out waiting for {what}"
         time.sleep(0.01)
     return time.monotonic() - t0
-
-
-def logged_step(run_dir: Path) -> int:
-    """The last train step in RUN/metrics.jsonl (0 if none yet)."""
-    path = run_dir / "metrics.jsonl"
-    steps = [0]
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if r.get("split") == "train":
-            steps.append(r["step"])
-    return max(steps)

@@ -16,10 +16,10 @@ import time
 import pytest
 import torch
 
+from tests.train.cli_runs import last_train_step
 from tests.train.dist_runs import (
     PRETRAIN,
     gone,
-    logged_step,
     max_diff,
     pretrain,
     records,
@@ -83,7 +83,7 @@ def test_a_two_process_run_stopped_by_sigterm_resumes_exactly(small_shards, runs
     cut = tmp_path / "cut"
     args = ["pretrain", "--shards", str(small_shards), "--out", str(cut), "--batch-size", "4"]
     proc = start(2, args + PRETRAIN, tmp_path / "cut-log")
-    wait_until(lambda: logged_step(cut) >= 4 or proc.poll() is not None, 120, "step 4")
+    wait_until(lambda: last_train_step(cut) >= 4 or proc.poll() is not None, 120, "step 4")
     proc.send_signal(signal.SIGTERM)  # to torchrun, which passes it on to both processes, as a cluster does
     proc.wait(timeout=120)
     err = (tmp_path / "cut-log.err").read_text()
@@ -114,7 +114,7 @@ def test_a_lost_process_stops_the_other_with_one_line(small_shards, tmp_path, ho
     extra.append(f"train.dist_timeout={timeout}")
     proc = start(2, args + PRETRAIN + extra, tmp_path / "log")
     try:
-        wait_until(lambda: logged_step(out) >= 3, 120, "step 3")
+        wait_until(lambda: last_train_step(out) >= 3, 120, "step 3")
         pids = workers(proc.pid)
         assert sorted(pids) == [0, 1], pids
         t0 = time.monotonic()
