@@ -3,8 +3,10 @@
 Every row runs the same shape, batch, sequence length, real token ids and objective semantics on both sides;
 trials alternate between the two so that machine noise hits both, and the median of each side's trials is
 reported with the ratio. The same run measures the machine's matmul peak (fp32 and bf16) and prints, for
-warmstart, the model FLOPs per token (see throughput_rows.py for how they are counted) and the fraction of
-the peak achieved. With ``--memory`` (default on) each side of each row also runs once in a fresh process
+warmstart, the model FLOPs per token (see throughput_rows.py for how they are counted), the fraction of
+the peak achieved, and the ratio at peak: what warmstart's ratio would be if its FLOPs ran at the matmul
+peak (peak / (transformers' rate x warmstart's FLOPs per unit)), the ceiling of any target. With
+``--memory`` (default on) each side of each row also runs once in a fresh process
 that reports its peak resident memory (VmHWM). Prints a Markdown table and one JSON line per row.
 
     python benchmarks/throughput.py                       # every CPU row (about 30 min on 2 cores)
@@ -126,6 +128,9 @@ def run_row(name: str, a, device: torch.device, peaks: dict) -> list[dict]:
             "target": target,
             "warmstart_gflop_per_unit": round(flops / 1e9, 4) if flops else None,
             "warmstart_peak_fraction": round(ws * flops / peaks[precision], 4) if flops else None,
+            # the ratio warmstart would reach running its FLOPs at the matmul peak: no target above it is
+            # reachable without doing less work
+            "ceiling_ratio": round(peaks[precision] / (hf * flops), 2) if flops else None,
         }
         if a.memory and not cuda:
             result["peak_rss_mb"] = measure_memory(name, precision, a.device)
@@ -140,18 +145,20 @@ def table(results: list[dict], peaks: dict, where: str) -> str:
         f"{peaks['bf16'] / 1e9:,.0f} GFLOP/s (measured in the same run); median of the trials.",
         "",
         "| row | shape | precision | counted | warmstart /s | transformers /s | ratio | target | "
-        "warmstart GFLOP per unit | of peak | peak RSS MB (ws / hf) |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "warmstart GFLOP per unit | of peak | ratio at peak | peak RSS MB (ws / hf) |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         target = f"{r['target']:g}x" if r["target"] else "-"
         flops = f"{r['warmstart_gflop_per_unit']:.3f}" if r["warmstart_gflop_per_unit"] else "-"
         frac = f"{r['warmstart_peak_fraction']:.1%}" if r["warmstart_peak_fraction"] else "-"
+        ceiling = f"{r['ceiling_ratio']}x" if r.get("ceiling_ratio") else "-"
         rss = r.get("peak_rss_mb")
         mem = f"{rss['warmstart']:,} / {rss['transformers']:,}" if rss and None not in rss.values() else "-"
         lines.append(
             f"| {r['row']} | {r['shape']} | {r['precision']} | {r['counts']} | {r['warmstart_per_s']:,.0f} | "
-            f"{r['transformers_per_s']:,.0f} | {r['ratio']}x | {target} | {flops} | {frac} | {mem} |"
+            f"{r['transformers_per_s']:,.0f} | {r['ratio']}x | {target} | {flops} | {frac} | {ceiling} | "
+            f"{mem} |"
         )
     return "\n".join(lines)
 

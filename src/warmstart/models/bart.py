@@ -104,6 +104,10 @@ class BartModel(EncoderDecoder):
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden @ self.shared.weight.T + self.final_logits_bias
 
+    def linear_head(self, hidden: torch.Tensor) -> tuple:
+        """(h, W, bias) with lm_logits(hidden) = h @ W.T + bias, for the fused loss (lm_loss.head_loss)."""
+        return hidden, self.shared.weight, self.final_logits_bias
+
 
 def _stack(ours: str, theirs: str, cross: bool):
     L = f"{theirs}.layers.{{i}}"

@@ -111,6 +111,10 @@ class GPT2Model(nn.Module):
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden @ self.wte.weight.T
 
+    def linear_head(self, hidden: torch.Tensor) -> tuple:
+        """(h, W, bias) with lm_logits(hidden) = h @ W.T, for the fused loss (lm_loss.head_loss)."""
+        return hidden, self.wte.weight, None
+
 
 # Hugging Face GPT2Model names (GPT2LMHeadModel adds "transformer."). GPT-2's Conv1D stores (in, out): the
 # TRANSPOSED weights are transposed on the way in and out.

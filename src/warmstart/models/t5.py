@@ -125,6 +125,12 @@ class T5Model(EncoderDecoder):
             return self.lm_head(hidden)
         return (hidden * self.config.d_model**-0.5) @ self.shared.weight.T
 
+    def linear_head(self, hidden: torch.Tensor) -> tuple:
+        """(h, W, bias) with lm_logits(hidden) = h @ W.T, for the fused loss (lm_loss.head_loss)."""
+        if self.lm_head is not None:
+            return hidden, self.lm_head.weight, None
+        return hidden * self.config.d_model**-0.5, self.shared.weight, None
+
 
 def _stack_keys(ours: str, theirs: str, decoder: bool):
     mlp = "layer.2" if decoder else "layer.1"

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from warmstart.errors import WarmstartError
-from warmstart.objectives.lm_loss import IGNORE, token_loss, with_perplexity
+from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 
 
 class CausalLM(nn.Module):
@@ -45,7 +45,7 @@ class CausalLM(nn.Module):
         labels = ids[:, 1:]
         if "attention_mask" in batch:
             labels = labels.masked_fill(batch["attention_mask"][:, 1:] == 0, IGNORE)
-        return token_loss(self.model.lm_logits(hidden[:, :-1]), labels, accuracy=not self.training)
+        return head_loss(self.model, hidden[:, :-1], labels, self.training)
 
     summarize = staticmethod(with_perplexity)
 

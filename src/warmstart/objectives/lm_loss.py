@@ -7,7 +7,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.objectives.fused_ce import linear_cross_entropy
+
 IGNORE = -100
+
+
+def head_loss(model: nn.Module, hidden: torch.Tensor, labels: torch.Tensor, training: bool):
+    """``token_loss`` of ``model.lm_logits(hidden)``. While training, a model whose head is a projection
+    (``linear_head(hidden) -> (h, W, b)``: logits = h @ W.T + b, b a constant or None) goes through the fused
+    linear cross-entropy instead: the same loss and gradients, without the passes over fp32 (N, V) copies."""
+    head = getattr(model, "linear_head", None)
+    if training and head is not None and torch.is_grad_enabled():
+        h, weight, bias = head(hidden)
+        loss_sum, n = linear_cross_entropy(h, weight, labels, IGNORE, bias=bias)
+        return loss_sum / max(n, 1), {"loss": (loss_sum.detach(), n)}
+    return token_loss(model.lm_logits(hidden), labels, accuracy=not training)
 
 
 def token_loss(
@@ -54,6 +68,6 @@ class Seq2SeqLM(nn.Module):
             batch["decoder_input_ids"],
             batch.get("decoder_attention_mask"),
         )
-        return token_loss(self.model.lm_logits(hidden), batch["labels"], accuracy=not self.training)
+        return head_loss(self.model, hidden, batch["labels"], self.training)
 
     summarize = staticmethod(with_perplexity)

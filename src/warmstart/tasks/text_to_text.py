@@ -15,7 +15,7 @@ from torch import nn
 
 from warmstart.errors import WarmstartError
 from warmstart.generation import GenerationConfig, generate, prompt_ids
-from warmstart.objectives.lm_loss import IGNORE, token_loss, with_perplexity
+from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 from warmstart.tasks.base import Features, Task, pad
 from warmstart.tasks.text_metrics import text_stats, with_bleu
 
@@ -109,9 +109,7 @@ class TextToTextUnit(nn.Module):
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         if self.decoder_only:
             hidden = self.model(batch["input_ids"], batch["attention_mask"])
-            loss, stats = token_loss(
-                self.model.lm_logits(hidden[:, :-1]), batch["labels"][:, 1:], accuracy=not self.training
-            )
+            loss, stats = head_loss(self.model, hidden[:, :-1], batch["labels"][:, 1:], self.training)
         else:
             hidden = self.model(
                 batch["input_ids"],
@@ -119,8 +117,7 @@ class TextToTextUnit(nn.Module):
                 batch["decoder_input_ids"],
                 batch["decoder_attention_mask"],
             )
-            logits = self.model.lm_logits(hidden)
-            loss, stats = token_loss(logits, batch["labels"], accuracy=not self.training)
+            loss, stats = head_loss(self.model, hidden, batch["labels"], self.training)
         if not self.training:
             stats.update(text_stats(self.generate(batch["sources"]), batch["references"]))
         return loss, stats
