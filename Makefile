@@ -2,7 +2,8 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The demo needs only the package and the data; the tests also need transformers, spaCy, seqeval, ruff.
+# The demo needs the package, scikit-learn (its TF-IDF baseline) and the data; the tests also need
+# transformers, spaCy, seqeval, ruff.
 BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -13,7 +14,7 @@ setup: $(STAMP)
 
 $(BASE): pyproject.toml constraints.txt requirements-data.txt
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c constraints.txt -e .
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[study]"
 	$(BIN)/pip install --quiet --no-deps -r requirements-data.txt
 	touch $(BASE)
 

@@ -4,8 +4,12 @@
 2. Skip-gram word vectors on the same text: the starting point of the BERT's token embeddings.
 3. Token shards of the same corpora; a small BERT pretrained by masked LM, its whole-word token embeddings
    started from the word vectors and its position table from sinusoids (both still learned).
-4. The pretrained model and an identical randomly initialised twin, each finetuned on rotten-tomatoes.
-5. RUN/report.md with test accuracies, plus PNG plots of pretraining loss and finetuning curves.
+4. The pretrained model and an identical randomly initialised twin, each finetuned on all of rotten-tomatoes'
+   training labels.
+5. The same two, and TF-IDF + logistic regression, on 10% of the labels over 3 seeds (`warmstart study`):
+   where pretraining is expected to pay, when labels are scarce.
+6. RUN/report.md with test accuracies, plus PNG plots of pretraining loss and finetuning curves
+   (RUN/label-scarce/report.html has the study's own report).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from warmstart.data.corpus import corpus_texts, prepare_corpus
 from warmstart.finetune import finetune
 from warmstart.pretrain import pretrain
 from warmstart.report.demo_report import write_demo_report
+from warmstart.study.run import run_study
+from warmstart.study.spec import StudySpec
 from warmstart.tokenization import train_tokenizer
 from warmstart.train.rundir import open_run_dir
 from warmstart.word2vec.run import run as word2vec_run
@@ -36,6 +42,9 @@ BUDGETS = {
         "ft_lr": 3e-4,
         "ft_limit": None,
         "w2v_epochs": 5,
+        "scarce_fraction": 0.1,
+        "scarce_seeds": [1, 2, 3],
+        "scarce_min_steps": 100,
     },
     "quick": {
         "vocab": 2000,
@@ -46,6 +55,9 @@ BUDGETS = {
         "ft_lr": 1e-4,
         "ft_limit": 256,
         "w2v_epochs": 1,
+        "scarce_fraction": 0.5,
+        "scarce_seeds": [1],
+        "scarce_min_steps": 4,
     },
 }
 
@@ -116,4 +128,25 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
         finetune(None, flags, [])
         timings[f"finetune ({name})"] = time.perf_counter() - t
 
-    return write_demo_report(out, out / "pretrain", runs, timings, b)
+    t = time.perf_counter()
+    study = label_scarce_study(out, b)
+    timings["label-scarce study"] = time.perf_counter() - t
+
+    return write_demo_report(out, out / "pretrain", runs, timings, b, study)
+
+
+def label_scarce_study(out: Path, b: dict) -> dict:
+    """Pretrained vs scratch vs TF-IDF on a fraction of the training labels, over seeds (study.json)."""
+    overrides = [f"train.lr={b['ft_lr']}", "train.batch_size=32", "train.bf16=true", "task.max_length=64"]
+    if b["ft_limit"]:
+        overrides.append(f"data.train_limit={b['ft_limit']}")
+    spec = StudySpec(
+        run=str(out / "pretrain"),
+        dataset=TASK,
+        fractions=[b["scarce_fraction"]],
+        seeds=b["scarce_seeds"],
+        epochs=b["ft_epochs"],
+        min_steps=b["scarce_min_steps"],
+        overrides=overrides,
+    )
+    return run_study(spec, out / "label-scarce", overwrite=True)

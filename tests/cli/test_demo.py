@@ -21,6 +21,15 @@ def test_quick_demo_writes_a_report_with_real_numbers(tmp_path, capsys):
     for png in ("pretrain_loss.png", "finetune_curves.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({png})" in report
+    # the label-scarce study: both twins and TF-IDF on the same subset, and its lines in the report
+    study = json.loads((out / "label-scarce" / "study.json").read_text())
+    table = {r["model"]: r for r in study["table"]}
+    assert set(table) == {"pretrained", "scratch", "tfidf"}
+    (n,) = {r["train_examples"] for r in table.values()}  # the same subset for all three
+    assert abs(n - 128) <= 2  # half of the quick budget's 256, stratified (rounded per label)
+    assert f"### With 50% of the labels ({n} training examples)" in report
+    median = table["pretrained"]["accuracy"]["median"]
+    assert f"| pretrained | {median:.4f} |" in report
     # the pretraining curve starts at step 0 and validation loss fell
     val = [json.loads(r) for r in (out / "pretrain" / "metrics.jsonl").read_text().splitlines()]
     val = [r for r in val if r["split"] == "validation"]

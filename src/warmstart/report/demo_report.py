@@ -24,7 +24,12 @@ def _xy(rows: list[dict], key: str) -> tuple[list, list]:
 
 
 def write_demo_report(
-    out: Path, pretrain_dir: Path, finetune_dirs: dict[str, Path], timings: dict, budget: dict
+    out: Path,
+    pretrain_dir: Path,
+    finetune_dirs: dict[str, Path],
+    timings: dict,
+    budget: dict,
+    study: dict | None = None,
 ) -> Path:
     train_rows = read_metrics(pretrain_dir, "train")
     val_rows = read_metrics(pretrain_dir, "validation")
@@ -73,6 +78,7 @@ def write_demo_report(
         f"(train {sizes['train']:,}, validation {sizes['validation']:,}). Test accuracy is measured once, "
         "with the weights of the best validation evaluation.",
         "",
+        *(_scarce_lines(study) if study else []),
         "## Pretraining",
         "",
         f"bert-mini ({config['num_hidden_layers']} layers, hidden {config['hidden_size']}, "
@@ -108,6 +114,39 @@ def write_demo_report(
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _scarce_lines(study: dict) -> list[str]:
+    """The label-scarce comparison: median (min-max) test accuracy over seeds, per model."""
+    rows = {r["model"]: r for r in study["table"]}
+    pre, scr = rows["pretrained"], rows["scratch"]
+    n, seeds = pre["train_examples"], pre["seeds"]
+    names = {"pretrained": "pretrained", "scratch": "scratch", "tfidf": "TF-IDF + logistic regression"}
+    lines = [
+        f"### With {pre['fraction']:.0%} of the labels ({n:,} training examples)",
+        "",
+        f"The same finetuning on a stratified {pre['fraction']:.0%} subset of the training split, once per "
+        f"seed ({', '.join(map(str, seeds))}: each seed draws its own subset and its own data order; at"
+        f" least {study['config']['min_steps']} steps). Test accuracy, median over seeds (min - max):",
+        "",
+        "| model | median | min - max |",
+        "|---|---|---|",
+    ]
+    for model, name in names.items():
+        if model in rows:
+            a = rows[model]["accuracy"]
+            lines.append(f"| {name} | {a['median']:.4f} | {a['min']:.4f} - {a['max']:.4f} |")
+    p, s = pre["accuracy"], scr["accuracy"]
+    verdict = "above" if p["median"] > s["median"] else "NOT above"
+    lines += [
+        "",
+        f"With {n:,} labels the pretrained model's median test accuracy is **{verdict}** the scratch twin's "
+        f"({p['median']:.4f} vs {s['median']:.4f}, {100 * (p['median'] - s['median']):+.1f} points; "
+        f"its worst seed {p['min']:.4f} vs the twin's best {s['max']:.4f}). Every cell: "
+        "label-scarce/study.json; plots: label-scarce/report.html.",
+        "",
+    ]
+    return lines
 
 
 def _starting_point(out: Path, pretrain_dir: Path, pre_cfg: dict) -> list[str]:
