@@ -34,7 +34,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/pytest -q
 
-# warmstart against transformers side by side (issue 10's table; about 30 minutes on 2 CPU cores)
+# warmstart against transformers side by side (issue 10's table; about 20 minutes on 2 CPU cores)
 bench: $(STAMP)
 	cd benchmarks && ../$(BIN)/python throughput.py
 
