@@ -121,11 +121,10 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
             "from_scratch": scratch,
             "out": str(runs[name]),
             "epochs": b["ft_epochs"],
-            "data": {"dataset": TASK, "train_limit": b["ft_limit"]},
-            "task": {"max_length": 64},
-            "train": {"lr": b["ft_lr"], "batch_size": 32, "bf16": True, "seed": 0},
+            "data": {"dataset": TASK},
+            "train": {"seed": 0},
         }
-        finetune(None, flags, [])
+        finetune(None, flags, finetune_recipe(b))
         timings[f"finetune ({name})"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -135,12 +134,15 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
     return write_demo_report(out, out / "pretrain", runs, timings, b, study)
 
 
+def finetune_recipe(b: dict) -> list[str]:
+    """The finetuning settings both comparisons share, as dotted overrides."""
+    recipe = [f"train.lr={b['ft_lr']}", "train.batch_size=32", "train.bf16=true", "task.max_length=64"]
+    return recipe + ([f"data.train_limit={b['ft_limit']}"] if b["ft_limit"] else [])
+
+
 def label_scarce_study(out: Path, b: dict) -> dict:
     """Pretrained vs scratch vs TF-IDF on a fraction of the training labels, over seeds (study.json)."""
-    overrides = [f"train.lr={b['ft_lr']}", "train.batch_size=32", "train.bf16=true", "task.max_length=64"]
-    overrides.append("evals_per_epoch=1")  # ~3 evaluations per 100-step cell keeps the demo in 20 minutes
-    if b["ft_limit"]:
-        overrides.append(f"data.train_limit={b['ft_limit']}")
+    overrides = [*finetune_recipe(b), "evals_per_epoch=1"]  # ~3 evaluations per 100-step cell: < 20 min
     spec = StudySpec(
         run=str(out / "pretrain"),
         dataset=TASK,

@@ -102,10 +102,12 @@ class BartModel(EncoderDecoder):
         return self.drop(norm(self.shared(ids) * self.embed_scale + pos))
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return hidden @ self.shared.weight.T + self.final_logits_bias
+        h, weight, bias = self.linear_head(hidden)
+        return h @ weight.T + bias
 
     def linear_head(self, hidden: torch.Tensor) -> tuple:
-        """(h, W, bias) with lm_logits(hidden) = h @ W.T + bias, for the fused loss (lm_loss.head_loss)."""
+        """(h, W, bias): the head is h @ W.T + bias (the fused training loss, lm_loss.head_loss, takes these;
+        the bias is a constant buffer)."""
         return hidden, self.shared.weight, self.final_logits_bias
 
 

@@ -109,10 +109,11 @@ class GPT2Model(nn.Module):
         return self.final_norm(x), present
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return hidden @ self.wte.weight.T
+        h, weight, _ = self.linear_head(hidden)
+        return h @ weight.T
 
     def linear_head(self, hidden: torch.Tensor) -> tuple:
-        """(h, W, bias) with lm_logits(hidden) = h @ W.T, for the fused loss (lm_loss.head_loss)."""
+        """(h, W, bias): the head is h @ W.T (the fused training loss, lm_loss.head_loss, takes these)."""
         return hidden, self.wte.weight, None
 
 

@@ -121,12 +121,11 @@ class T5Model(EncoderDecoder):
         return (self.decoder_bias if decoder else self.encoder_bias)(query_len, key_len, offset)
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.lm_head is not None:
-            return self.lm_head(hidden)
-        return (hidden * self.config.d_model**-0.5) @ self.shared.weight.T
+        h, weight, _ = self.linear_head(hidden)
+        return h @ weight.T
 
     def linear_head(self, hidden: torch.Tensor) -> tuple:
-        """(h, W, bias) with lm_logits(hidden) = h @ W.T, for the fused loss (lm_loss.head_loss)."""
+        """(h, W, bias): the head is h @ W.T (the fused training loss, lm_loss.head_loss, takes these)."""
         if self.lm_head is not None:
             return hidden, self.lm_head.weight, None
         return hidden * self.config.d_model**-0.5, self.shared.weight, None
