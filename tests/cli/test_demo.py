@@ -30,6 +30,9 @@ def test_quick_demo_writes_a_report_with_real_numbers(tmp_path, capsys):
     assert f"### With 50% of the labels ({n} training examples)" in report
     median = table["pretrained"]["accuracy"]["median"]
     assert f"| pretrained | {median:.4f} |" in report
+    acc = {(c["model"], c["seed"]): c["test"]["accuracy"] for c in study["cells"]}
+    gap = 100 * (acc["pretrained", 1] - acc["scratch", 1])
+    assert f"pretrained minus scratch: seed 1 {gap:+.1f} ({int(gap > 0)} of 1 above)" in report
     # the pretraining curve starts at step 0 and validation loss fell
     val = [json.loads(r) for r in (out / "pretrain" / "metrics.jsonl").read_text().splitlines()]
     val = [r for r in val if r["split"] == "validation"]

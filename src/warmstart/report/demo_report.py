@@ -85,7 +85,8 @@ def write_demo_report(
         f"{config['num_attention_heads']} heads, vocab {config['vocab_size']:,}; {params / 1e6:.1f}M encoder "
         f"parameters), masked LM on wiki-leads + news, {budget['steps']} steps of {budget['batch']} x "
         f"{budget['seq']} tokens, {'pre-LN' if pre_cfg['model']['pre_ln'] else 'post-LN'}, "
-        f"{pre_cfg['mlm']['mask_prob']:.0%} of tokens masked, bf16 autocast.",
+        f"{pre_cfg['mlm']['mask_prob']:.0%} of tokens masked, bf16 autocast, peak learning rate "
+        f"{pre_cfg['train']['lr']:g} ({_schedule(pre_cfg['train'])}).",
         "",
         f"Validation MLM loss: {first['loss']:.3f} at step {first['step']} -> {last['loss']:.3f} at step "
         f"{last['step']} (perplexity {first['perplexity']:.0f} -> {last['perplexity']:.1f}; masked-token "
@@ -142,11 +143,27 @@ def _scarce_lines(study: dict) -> list[str]:
         "",
         f"With {n:,} labels the pretrained model's median test accuracy is **{verdict}** the scratch twin's "
         f"({p['median']:.4f} vs {s['median']:.4f}, {100 * (p['median'] - s['median']):+.1f} points; "
-        f"its worst seed {p['min']:.4f} vs the twin's best {s['max']:.4f}). Every cell: "
+        f"its worst seed {p['min']:.4f} vs the twin's best {s['max']:.4f}). Paired by seed (the same subset"
+        f" and data order for both), pretrained minus scratch: {_paired(study)}. Every cell: "
         "label-scarce/study.json; plots: label-scarce/report.html.",
         "",
     ]
     return lines
+
+
+def _schedule(train: dict) -> str:
+    if train["schedule"] == "wsd":
+        return f"warmup, held, then linear decay over the last {train['decay_ratio']:.0%} of the steps"
+    return f"warmup, then {train['schedule']}"
+
+
+def _paired(study: dict) -> str:
+    """Per seed, the pretrained model's test accuracy minus its twin's, in points, and how many are above."""
+    acc = {(c["model"], c["seed"]): c["test"]["accuracy"] for c in study["cells"]}
+    seeds = sorted(seed for model, seed in acc if model == "pretrained" and ("scratch", seed) in acc)
+    gaps = [100 * (acc["pretrained", s] - acc["scratch", s]) for s in seeds]
+    each = ", ".join(f"seed {s} {g:+.1f}" for s, g in zip(seeds, gaps))
+    return f"{each} ({sum(g > 0 for g in gaps)} of {len(gaps)} above)"
 
 
 def _starting_point(out: Path, pretrain_dir: Path, pre_cfg: dict) -> list[str]:

@@ -38,10 +38,13 @@ class TrainConfig:
     beta1: float = opt(0.9, "AdamW beta1")
     beta2: float = opt(0.98, "AdamW beta2")
     eps: float = opt(1e-6, "AdamW epsilon")
-    schedule: str = opt("linear", "learning-rate schedule after warmup: linear, cosine, constant")
+    schedule: str = opt(
+        "linear", "learning-rate schedule after warmup: linear, cosine, constant, wsd (hold, then decay)"
+    )
     warmup_steps: int | None = opt(None, "warmup steps (default: warmup_ratio x steps)")
     warmup_ratio: float = opt(0.06, "warmup as a fraction of steps when warmup_steps is not set")
     min_lr_ratio: float = opt(0.0, "final learning rate as a fraction of the peak")
+    decay_ratio: float = opt(0.2, "wsd: the rate decays over this final fraction of the steps after warmup")
     clip_norm: float = opt(1.0, "clip the gradient norm to this value (0 = off)")
     bf16: bool = opt(False, "bfloat16 autocast for the forward pass (CPU and CUDA)")
     eval_every: int = opt(200, "evaluate every N steps (0 = only at the end)")
@@ -171,7 +174,7 @@ def fit(
     train = ddp.RankBatches(train)  # torchrun: this process's rows of each global micro-batch
     optimizer = adamw(unit, cfg.lr, cfg.weight_decay, (cfg.beta1, cfg.beta2), cfg.eps, lr_scales=lr_scales)
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
-    lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio)
+    lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio, cfg.decay_ratio)
     metric, mode = getattr(unit, "best_metric", ("loss", "min"))
     state = {"step": 0, "best_step": None, "best_value": None}
     latest = ddp.main_first(checkpointer.latest) if resume else None  # the first process tidies up
