@@ -630,4 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    from warmstart.train.distributed import finish
+
+    finish()  # torchrun: every rank done before any tears its process group down
     return 0

@@ -83,6 +83,16 @@ def _close() -> None:
         dist.destroy_process_group()
 
 
+def finish() -> None:
+    """After a command succeeded on this rank: wait for the others, then tear the group down. A rank that
+    ended first and destroyed its group while another still wrote and printed its results was seen to
+    abort in gloo ("terminate called without an active exception"). Error paths keep the atexit teardown
+    with no barrier, since a failed rank must not wait on peers that are inside a collective."""
+    if active():
+        dist.barrier()
+        _close()
+
+
 def device(d: torch.device) -> torch.device:
     """The device of this rank: CUDA device LOCAL_RANK under torchrun."""
     if active() and d.type == "cuda":
