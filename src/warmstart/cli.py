@@ -608,6 +608,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _print_warning
             args.func(args)
+        from warmstart.train.distributed import finish
+
+        finish()  # torchrun: every rank done before any tears its process group down (a lost peer: below)
     except WarmstartError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -630,7 +633,4 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    from warmstart.train.distributed import finish
-
-    finish()  # torchrun: every rank done before any tears its process group down
     return 0
