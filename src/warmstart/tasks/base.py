@@ -29,6 +29,7 @@ import torch
 
 from warmstart.config import opt
 from warmstart.data.order import EpochOrder
+from warmstart.errors import WarmstartError
 
 
 @dataclass
@@ -52,10 +53,27 @@ class TaskConfig:
     doc_stride: int = opt(64, "extractive QA: tokens of overlap between windows of a long context")
     max_answer_length: int = opt(30, "extractive QA: longest answer span in tokens")
     n_best: int = opt(20, "extractive QA: start and end candidates considered per window")
+    unseen_tags: str = opt(
+        "refuse",
+        "tagging: a validation/test tag the training split lacks is refused with the count (refuse) or "
+        "mapped to task.fallback_tag (fallback)",
+    )
+    fallback_tag: str = opt(
+        "",
+        "tagging, unseen_tags=fallback: the tag unseen tags become (empty: O for BIO tags, else the most "
+        "frequent training tag)",
+    )
     prefix: str = opt("", "text_to_text: task prefix put before every input (T5 style, e.g. 'headline: ')")
     separator: str = opt("\n", "text_to_text with a decoder: text between the input and the completion")
     max_target_length: int = opt(32, "text_to_text: longest output in tokens (training and generation)")
     num_beams: int = opt(1, "text_to_text evaluation: 1 = greedy decoding, more = beam search")
+
+    def __post_init__(self):
+        if self.unseen_tags not in ("refuse", "fallback"):
+            raise WarmstartError(
+                f"task.unseen_tags must be refuse or fallback, got {self.unseen_tags!r}",
+                "use task.unseen_tags=refuse (the default) or task.unseen_tags=fallback",
+            )
 
 
 class Task:
@@ -110,15 +128,22 @@ class Features:
         for i in range(0, len(self), batch_size):
             yield self.take(range(i, min(i + batch_size, len(self))))
 
+    def metric_batches(self, batch_size: int) -> Iterator[dict]:
+        """Batches for metrics, which are sums over examples, so the order is free: rows of similar length
+        together (a batch of short sentences is not padded to the longest sentence of the split)."""
+        order = sorted(range(len(self)), key=self.lengths.__getitem__)
+        for i in range(0, len(order), batch_size):
+            yield self.take(order[i : i + batch_size])
+
 
 class EvalBatches:
-    """A re-iterable view of ``features.eval_batches`` (the fit loop evaluates many times)."""
+    """A re-iterable view of ``features.metric_batches`` (the fit loop evaluates many times)."""
 
     def __init__(self, features: Features, batch_size: int):
         self.features, self.batch_size = features, batch_size
 
     def __iter__(self) -> Iterator[dict]:
-        return self.features.eval_batches(self.batch_size)
+        return self.features.metric_batches(self.batch_size)
 
 
 class TrainBatches:

@@ -153,6 +153,9 @@ class QAFeatures(Features):
         )
         return batch
 
+    def metric_batches(self, batch_size: int) -> Iterator[dict]:
+        return self.eval_batches(batch_size)  # an example's windows must share a batch
+
     def eval_batches(self, batch_size: int) -> Iterator[dict]:
         """Whole examples per batch: up to ``batch_size`` windows, more when one example has more."""
         begin = 0

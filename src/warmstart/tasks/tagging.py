@@ -1,14 +1,26 @@
-"""Token classification (NER-style tagging): a linear layer on every token, scored on entities.
+"""Token classification: a linear layer on every token; entity F1 for BIO tags, token accuracy for others.
 
 Words are split into sub-words with the tokenizer's pre-tokenized encoding; each word's tag sits on its
 FIRST sub-word, every other position (later sub-words, specials, padding) is ignored (-100). Words cut off by
-``max_length`` keep their gold tags and are predicted "O", so their entities count as missed, not dropped.
+``max_length`` keep their gold tags and are predicted "O" (or the fallback tag), so they count as errors,
+not as dropped.
 
-Entities follow seqeval's default (conlleval) reading of BIO tags, so IOB1 data works too: an I- tag after
-"O" or after another type starts an entity. Precision, recall and F1 are micro-averaged over entities.
+Two kinds of tag sets:
+- BIO (NER, chunking: some tag starts with ``B-`` or ``I-``): entities follow seqeval's default (conlleval)
+  reading, so IOB1 data works too; precision, recall and F1 are micro-averaged over entities, F1 picks the
+  best checkpoint, and word accuracy is reported beside them.
+- any other tags (part of speech): word (token) accuracy, which also picks the best checkpoint.
+
+A tag in validation or test that the training split lacks is refused with the count (``task.unseen_tags=
+refuse``, the default) or mapped to a fallback tag (``task.unseen_tags=fallback``: ``task.fallback_tag``, or
+when that is empty "O" for BIO tags and the most frequent training tag otherwise), with a line saying how
+many words were mapped.
 """
 
 from __future__ import annotations
+
+import sys
+from collections import Counter
 
 import torch
 import torch.nn.functional as F
@@ -16,6 +28,7 @@ from tokenizers import Tokenizer as _HFTokenizer
 from torch import nn
 
 from warmstart.errors import WarmstartError
+from warmstart.nn.dropout import Dropout
 from warmstart.tasks.base import Features, Task, encoder_inputs, pad
 
 IGNORE = -100
@@ -77,11 +90,14 @@ class TaggingTask(Task):
     hf_architecture = "BertForTokenClassification"
 
     def labels(self, records: list[dict]) -> list[str]:
-        """The tag names: "O" first, then the others sorted.
-
-        Each entity type gets both its B- and I- tag, so a validation split is not refused for an I-X
-        whose B-X was seen in training (or the other way round)."""
-        tags = {t for r in records for t in r["tags"]}
+        """The tag names. BIO tags: "O" first, then the others sorted, each entity type with both its B- and
+        I- tag (a validation I-X whose B-X was seen in training is not unseen). Other tags: sorted; the
+        most frequent one first (the fallback for unseen tags and for words cut off by max_length)."""
+        counts = Counter(t for r in records for t in r["tags"])
+        tags = set(counts)
+        if not is_bio(tags):
+            top = counts.most_common(1)[0][0] if counts else "O"
+            return [top, *sorted(tags - {top})]
         for t in list(tags):
             if t[:2] in ("B-", "I-"):
                 tags.update({"B-" + t[2:], "I-" + t[2:]})
@@ -90,8 +106,36 @@ class TaggingTask(Task):
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggingFeatures:
         """Tokenize one split. Records without tokens are skipped (they hold no tags and no entities; an
-        all-empty batch would have no loss), and ``features.skipped`` counts them."""
+        all-empty batch would have no loss), and ``features.skipped`` counts them. Unseen tags: refused or
+        mapped (module docstring)."""
+        records = self._unseen(records, labels, where)
         return TaggingFeatures(records, tokenizer, labels, self.cfg.max_length, where)
+
+    def _unseen(self, records: list[dict], labels: list[str], where: str) -> list[dict]:
+        known = set(labels)
+        unseen = Counter(t for r in records for t in r.get("tags", ()) if t not in known)
+        if not unseen:
+            return records
+        total = sum(len(r.get("tags", ())) for r in records)
+        shown = ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
+        what = f"{sum(unseen.values()):,} of {total:,} words in {where} have {len(unseen)} tags"
+        if self.cfg.unseen_tags != "fallback":
+            raise WarmstartError(
+                f"{what} that the training split lacks: {shown}",
+                "pass task.unseen_tags=fallback to map them to task.fallback_tag (default: "
+                f"'{labels[0]}'), or split the data so that training holds every tag",
+            )
+        fallback = self.cfg.fallback_tag or labels[0]
+        if fallback not in known:
+            raise WarmstartError(
+                f"task.fallback_tag '{fallback}' is not a training tag",
+                f"use one of {', '.join(labels[:20])}",
+            )
+        print(f"{what} unseen in training, mapped to '{fallback}': {shown}", file=sys.stderr)
+        return [
+            {**r, "tags": [t if t in known else fallback for t in r["tags"]]} if "tags" in r else r
+            for r in records
+        ]
 
     def build(self, encoder: nn.Module, labels: list[str]) -> TokenClassifier:
         return TokenClassifier(encoder, labels)
@@ -129,7 +173,7 @@ class TaggingFeatures(Features):
         if unknown:
             raise WarmstartError(
                 f"{where} has tags the model was not trained on: {', '.join(unknown[:10])}",
-                f"the known tags (from the training split) are: {', '.join(labels)}",
+                f"the known tags (from the training split) are: {', '.join(labels[:30])}",
             )
         tok = _truncating_copy(tokenizer, max_length)
         encodings = tok.encode_batch([list(r["tokens"]) for r in kept], is_pretokenized=True)
@@ -160,22 +204,37 @@ class TaggingFeatures(Features):
         return batch
 
 
+def with_f1(means: dict) -> dict:
+    """Adds entity F1 = 2PR / (P + R); P or R is 0 when nothing was predicted or nothing was gold."""
+    out = dict(means)
+    p, r = out.setdefault("precision", 0.0), out.setdefault("recall", 0.0)
+    out["f1"] = 2 * p * r / (p + r) if p + r else 0.0
+    return out
+
+
+def is_bio(tags) -> bool:
+    """Whether a tag set is BIO / IOB1 (some tag starts with B- or I-), read as entities."""
+    return any(t[:2] in ("B-", "I-") for t in tags)
+
+
 class TokenClassifier(nn.Module):
     """Encoder + dropout + a linear layer on every token; loss = mean cross-entropy over first sub-words.
 
-    In eval mode ``forward`` also returns word accuracy and entity counts (``precision``: (tp, predicted),
-    ``recall``: (tp, gold)); ``summarize`` derives F1. Training steps skip them (the loop only uses the loss).
+    In eval mode ``forward`` also returns word accuracy and, for BIO tags, entity counts (``precision``:
+    (tp, predicted), ``recall``: (tp, gold)); ``summarize`` derives F1. Training steps skip them (the loop
+    only uses the loss). The best checkpoint is chosen by F1 (BIO) or word accuracy (other tags).
     """
-
-    best_metric = ("f1", "max")
 
     def __init__(self, encoder: nn.Module, labels: list[str]):
         super().__init__()
         c = encoder.config
         self.labels = list(labels)
+        self.bio = is_bio(self.labels)
+        self.best_metric = ("f1", "max") if self.bio else ("accuracy", "max")
+        # words without a prediction (cut off by max_length): "O", or the first label (most frequent)
         self.outside = self.labels.index("O") if "O" in self.labels else 0
         self.encoder = encoder
-        self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.drop = Dropout(c.hidden_dropout_prob)
         self.classifier = nn.Linear(c.hidden_size, len(self.labels))
         nn.init.normal_(self.classifier.weight, std=c.initializer_range)
         nn.init.zeros_(self.classifier.bias)
@@ -204,6 +263,8 @@ class TokenClassifier(nn.Module):
         pred = self.word_predictions(logits, batch)
         words = gold != IGNORE
         stats["accuracy"] = (((pred == gold) & words).sum(), words.sum())
+        if not self.bio:
+            return loss_sum / n.clamp(min=1), stats
         counts = words.sum(1).tolist()
         tp = n_pred = n_gold = 0
         for g, p in zip(self._tags(gold, counts), self._tags(pred, counts)):
@@ -215,13 +276,16 @@ class TokenClassifier(nn.Module):
     def _tags(self, ids: torch.Tensor, counts: list[int]) -> list[list[str]]:
         return [[self.labels[j] for j in row[:k]] for row, k in zip(ids.tolist(), counts)]
 
-    @staticmethod
-    def summarize(means: dict) -> dict:
-        """Adds entity F1 = 2PR / (P + R); P or R is 0 when nothing was predicted or nothing was gold."""
-        out = dict(means)
-        p, r = out.setdefault("precision", 0.0), out.setdefault("recall", 0.0)
-        out["f1"] = 2 * p * r / (p + r) if p + r else 0.0
-        return out
+    def gold_and_predicted(self, batch: dict):
+        """(gold, predicted) tag ids of every word of a batch (for ``tasks.breakdown``)."""
+        gold = batch["word_labels"]
+        pred = self.word_predictions(self.logits(batch), batch)
+        words = gold != IGNORE
+        return gold[words], pred[words]
+
+    def summarize(self, means: dict) -> dict:
+        """Adds entity F1 for BIO tags (``with_f1``); other tags keep loss and accuracy."""
+        return with_f1(means) if self.bio else dict(means)
 
     @torch.no_grad()
     def predict(self, batch: dict) -> list[dict]:
@@ -230,6 +294,9 @@ class TokenClassifier(nn.Module):
         pred = self._tags(self.word_predictions(logits, batch), [len(t) for t in batch["tokens"]])
         rows = []
         for tokens, tags in zip(batch["tokens"], pred):
+            if not self.bio:
+                rows.append({"tokens": tokens, "tags": tags})
+                continue
             found = sorted(entities(tags), key=lambda e: (e[1], e[2]))
             rows.append(
                 {
