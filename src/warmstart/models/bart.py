@@ -16,6 +16,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.models.encoder_decoder import EncoderDecoder
 from warmstart.nn.block import Block, BlockSpec
+from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights
 
 POSITION_OFFSET = 2  # fairseq's learned positions start at index 2
@@ -84,7 +85,7 @@ class BartModel(EncoderDecoder):
         self.encoder_layers = nn.ModuleList(Block(spec("encoder", False)) for _ in range(c.encoder_layers))
         self.decoder_layers = nn.ModuleList(Block(spec("decoder", True)) for _ in range(c.decoder_layers))
         self.encoder_norm = self.decoder_norm = None
-        self.drop = nn.Dropout(c.dropout)
+        self.drop = Dropout(c.dropout)
         self.register_buffer("final_logits_bias", torch.zeros(c.vocab_size), persistent=True)
         self.embed_scale = math.sqrt(c.d_model) if c.scale_embedding else 1.0
         init_weights(self, c.init_std)

@@ -14,6 +14,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.nn.attention import SelfAttention, padding_mask
 from warmstart.nn.disentangled import DisentangledSelfAttention, RelativeEmbeddings
+from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights, sinusoidal_
 from warmstart.nn.mlp import MLP
 
@@ -67,7 +68,7 @@ class BertEmbeddings(nn.Module):
         self.position = nn.Embedding(c.max_position_embeddings, e)
         self.token_type = nn.Embedding(c.type_vocab_size, e)
         self.norm = nn.LayerNorm(e, eps=c.layer_norm_eps)
-        self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.drop = Dropout(c.hidden_dropout_prob)
         self.absolute = c.position_biased_input
 
     def forward(self, input_ids, token_type_ids=None):
@@ -98,7 +99,7 @@ class BertLayer(nn.Module):
         else:
             self.attn = SelfAttention(c.hidden_size, c.num_attention_heads, c.attention_probs_dropout_prob)
         self.relative = c.relative_attention
-        self.attn_drop = nn.Dropout(c.hidden_dropout_prob)
+        self.attn_drop = Dropout(c.hidden_dropout_prob)
         self.norm1 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.mlp = MLP(c.hidden_size, c.intermediate_size, c.hidden_act, c.hidden_dropout_prob)
         self.norm2 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)

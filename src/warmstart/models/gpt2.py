@@ -16,6 +16,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.attention import decoder_mask
 from warmstart.nn.block import Block, BlockSpec, cache_length
+from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights
 
 
@@ -60,7 +61,7 @@ class GPT2Model(nn.Module):
         self.config = c
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)
         self.wpe = nn.Embedding(c.n_positions, c.n_embd)
-        self.drop = nn.Dropout(c.embd_pdrop)
+        self.drop = Dropout(c.embd_pdrop)
         spec = BlockSpec(
             c.n_embd,
             c.n_head,

@@ -17,6 +17,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.models.encoder_decoder import EncoderDecoder
 from warmstart.nn.block import Block, BlockSpec
+from warmstart.nn.dropout import Dropout
 from warmstart.nn.relative_bias import RelativePositionBias
 
 FEED_FORWARD = {
@@ -85,7 +86,7 @@ class T5Model(EncoderDecoder):
         self.decoder_bias = RelativePositionBias(buckets, distance, c.num_heads, bidirectional=False)
         self.encoder_norm = nn.RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
         self.decoder_norm = nn.RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
-        self.drop = nn.Dropout(c.dropout_rate)
+        self.drop = Dropout(c.dropout_rate)
         self.lm_head = None if c.tie_word_embeddings else nn.Linear(c.d_model, c.vocab_size, bias=False)
         self._init()
 

@@ -1,8 +1,40 @@
-"""Multi-head self-attention through PyTorch's scaled_dot_product_attention, with a fused QKV projection."""
+"""Multi-head attention with a fused QKV projection: explicit softmax(QK^T)V on the CPU for short sequences,
+PyTorch's scaled_dot_product_attention (flash / memory-efficient kernels) otherwise.
+
+On 2 CPU cores a small BERT's training step at 30-128 tokens ran 16% faster with the explicit product than
+with SDPA (whose CPU flash backward is slow at these lengths, and whose dropout draws masks with bernoulli_);
+beyond ``MATH_MAX_KEYS`` keys the T x T score matrix costs more memory than it saves time: SDPA takes over.
+Without autograd (evaluation, inference) SDPA runs too: its forward is as fast here, and it is what
+transformers runs, so outputs stay equal to the reference's to the last bits.
+"""
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from warmstart.nn.dropout import dropout as drop
+
+MATH_MAX_KEYS = 256
+
+
+def attend(q, k, v, mask=None, dropout: float = 0.0, causal: bool = False, scale: float | None = None):
+    """softmax(q k^T * scale + mask) v over (B, heads, T, d) tensors, as ``F.scaled_dot_product_attention``
+    computes it: ``mask`` bool (True = attend) or additive float; ``causal``: query i sees keys 0..i (the
+    top-left alignment SDPA uses); ``scale`` None is 1/sqrt(d). Scores and softmax in float32. The explicit
+    product only while training on the CPU with at most MATH_MAX_KEYS keys (module docstring)."""
+    if q.device.type != "cpu" or k.shape[-2] > MATH_MAX_KEYS or not torch.is_grad_enabled():
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal, scale=scale
+        )
+    scores = torch.matmul(q, k.transpose(-2, -1)).float() * (q.shape[-1] ** -0.5 if scale is None else scale)
+    if causal:
+        queries, keys = scores.shape[-2:]
+        future = torch.ones(queries, keys, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    probs = drop(scores.softmax(-1).to(v.dtype), dropout)
+    return torch.matmul(probs, v)
 
 
 class SelfAttention(nn.Module):
@@ -18,9 +50,7 @@ class SelfAttention(nn.Module):
         """x: (B, T, H); mask: bool (B, 1, 1, T), True where a key may be attended, or None (all)."""
         b, t, h = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=self.causal
-        )
+        y = attend(q, k, v, mask, self.dropout if self.training else 0.0, self.causal)
         return self.out(y.transpose(1, 2).reshape(b, t, h))
 
 
@@ -79,14 +109,8 @@ class Attention(nn.Module):
             q, k, v = self._split(self.qkv(x), 3)
             if past is not None:
                 k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        y = F.scaled_dot_product_attention(
-            q,
-            k,
-            v,
-            attn_mask=mask,
-            dropout_p=self.dropout if self.training else 0.0,
-            is_causal=is_causal and mask is None,
-            scale=self.scale,
+        y = attend(
+            q, k, v, mask, self.dropout if self.training else 0.0, is_causal and mask is None, self.scale
         )
         return self.out(y.transpose(1, 2).reshape(b, t, -1)), (k, v)
 

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from warmstart.nn.attention import Attention
+from warmstart.nn.dropout import Dropout
 from warmstart.nn.mlp import MLP
 
 
@@ -55,7 +56,7 @@ class Block(nn.Module):
         self.norm_cross = norm(s) if s.cross else None
         self.mlp = MLP(s.hidden, s.inner, s.act, s.dropout, bias=s.bias, gated=s.gated)
         self.norm2 = norm(s)
-        self.drop = nn.Dropout(s.dropout)
+        self.drop = Dropout(s.dropout)
 
     def _sub(self, x, normed, fn):
         if self.pre_ln:

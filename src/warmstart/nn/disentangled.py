@@ -23,6 +23,8 @@ import math
 import torch
 from torch import nn
 
+from warmstart.nn.dropout import Dropout
+
 
 def log_bucket_position(relative_pos: torch.Tensor, buckets: int, max_position: int) -> torch.Tensor:
     """DeBERTa-v2's ``make_log_bucket_position``: exact for |r| <= buckets // 2, log-spaced beyond, sign kept.
@@ -98,8 +100,8 @@ class DisentangledSelfAttention(nn.Module):
         self.heads, self.buckets, self.max_position = heads, buckets, max_position
         self.qkv = nn.Linear(hidden, 3 * hidden, bias=bias)
         self.out = nn.Linear(hidden, hidden, bias=bias)
-        self.drop = nn.Dropout(dropout)
-        self.rel_drop = nn.Dropout(rel_dropout)
+        self.drop = Dropout(dropout)
+        self.rel_drop = Dropout(rel_dropout)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, rel: torch.Tensor | None = None

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.nn.dropout import Dropout
+
 
 class LoRALinear(nn.Module):
     """``base(x) + scale * B(A(dropout(x)))`` with ``base`` frozen and ``scale = alpha / rank``."""
@@ -37,7 +39,7 @@ class LoRALinear(nn.Module):
         self.lora_b = nn.Parameter(torch.zeros(base.out_features, rank, **kw))
         nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))  # nn.Linear's default, as peft does
         self.rank, self.alpha, self.scale = rank, alpha, alpha / rank
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.base(x) + F.linear(F.linear(self.drop(x), self.lora_a), self.lora_b) * self.scale

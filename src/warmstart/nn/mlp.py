@@ -3,6 +3,8 @@
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.nn.dropout import Dropout
+
 ACTIVATIONS = {
     "gelu": F.gelu,
     "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
@@ -28,7 +30,7 @@ class MLP(nn.Module):
         self.gate = nn.Linear(hidden, inner, bias=bias) if gated else None
         self.down = nn.Linear(inner, hidden, bias=bias)
         self.act = activation(act)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
 
     def forward(self, x):
         h = self.act(self.up(x)) if self.gate is None else self.act(self.gate(x)) * self.up(x)

@@ -21,6 +21,7 @@ from torch import nn
 
 from warmstart.errors import WarmstartError
 from warmstart.features import POOLING, pool
+from warmstart.nn.dropout import Dropout
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
@@ -63,7 +64,7 @@ class SequenceClassifier(nn.Module):
         c = encoder.config
         check_pooling(encoder, pooling)
         self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
-        self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.drop = Dropout(c.hidden_dropout_prob)
         outputs = 1 if problem == "regression" else len(labels)
         self.classifier = init_head(nn.Linear(c.hidden_size, outputs), c.initializer_range)
         self.best_metric = {"single_label": ("accuracy", "max"), "multi_label": ("f1", "max")}.get(
@@ -123,6 +124,10 @@ class SequenceClassifier(nn.Module):
             ]
             out["macro_f1"] = sum(scores) / len(scores) if scores else 0.0
         return out
+
+    def gold_and_predicted(self, batch: dict):
+        """(gold, predicted) label ids of a single-label batch (for ``tasks.breakdown``); None otherwise."""
+        return batch["labels"], self.logits(batch).argmax(-1)
 
     @torch.no_grad()
     def predict(self, batch: dict) -> list[dict]:

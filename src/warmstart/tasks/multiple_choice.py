@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.errors import WarmstartError
+from warmstart.nn.dropout import Dropout
 from warmstart.tasks.base import Features, Task, encoder_inputs
 from warmstart.tasks.classification import check_pooling, init_head, pooled
 
@@ -26,7 +27,7 @@ class ChoiceScorer(nn.Module):
         c = encoder.config
         check_pooling(encoder, pooling)
         self.encoder, self.pooling = encoder, pooling
-        self.drop = nn.Dropout(c.hidden_dropout_prob)
+        self.drop = Dropout(c.hidden_dropout_prob)
         self.scorer = init_head(nn.Linear(c.hidden_size, 1), c.initializer_range)
 
     def scores(self, batch: dict) -> torch.Tensor:

@@ -122,7 +122,13 @@ def optimizer_state(opt: torch.optim.Optimizer, unit=None) -> tuple[dict, dict]:
         for name, value in st.items():
             t = value if torch.is_tensor(value) else torch.tensor(value)
             tensors[f"{idx}.{name}"] = t.detach().contiguous().cpu()
-    return tensors, {"param_groups": sd["param_groups"]}
+    groups = [{k: v for k, v in g.items() if k not in IMPLEMENTATION} for g in sd["param_groups"]]
+    return tensors, {"param_groups": groups}
+
+
+# How the update is computed, not what it is: left out of checkpoints, so that a run saved with the fused
+# kernel resumes where only foreach exists (sharded parameters, another device) and the other way round.
+IMPLEMENTATION = ("foreach", "fused", "capturable", "differentiable")
 
 
 def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict, unit=None) -> None:
@@ -130,7 +136,10 @@ def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict, 
     for key, t in tensors.items():
         idx, name = key.split(".", 1)
         state.setdefault(int(idx), {})[name] = t
-    ddp.load_optimizer_state(unit, opt, {"state": state, "param_groups": meta["param_groups"]})
+    current = [{k: g[k] for k in IMPLEMENTATION if k in g} for g in opt.param_groups]
+    groups = [{**g, **mine} for g, mine in zip(meta["param_groups"], current)]
+    groups += meta["param_groups"][len(current) :]  # a count mismatch is refused by the optimizer itself
+    ddp.load_optimizer_state(unit, opt, {"state": state, "param_groups": groups})
 
 
 def rng_state() -> tuple[dict, dict]:

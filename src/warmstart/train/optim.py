@@ -4,6 +4,11 @@ Only parameters with ``requires_grad`` reach the optimizer, so frozen parts of a
 strategies) get neither updates nor weight decay nor optimizer state. Each group carries ``"lr_scale"``; the
 fit loop sets ``group["lr"] = lr * group["lr_scale"]`` every step (layer-wise LR decay uses it).
 
+The update is torch's fused AdamW (one kernel over all tensors) where every parameter is a plain CPU or
+CUDA floating tensor: on 2 CPU cores it took a small BERT's optimizer step from 13 to 4 ms against the
+``foreach`` implementation, which on the CPU loops over tensors op by op; sharded (FSDP) parameters keep
+``foreach``. Both compute the same update (within float rounding) and share one state-dict format.
+
 Groups are built in a fixed order (scale from high to low, then decay before no decay, parameters in
 ``named_parameters`` order within a group): exact resume matches optimizer state to groups by position.
 """
@@ -49,4 +54,13 @@ def adamw(
     groups = param_groups(model, weight_decay, lr_scales)
     for g in groups:
         g["lr"] = lr * g["lr_scale"]  # right from the start, also for callers that do not use the fit loop
-    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, foreach=True)
+    params = [p for g in groups for p in g["params"]]
+    fused = bool(params) and all(_fusable(p) for p in params)
+    return torch.optim.AdamW(
+        groups, lr=lr, betas=betas, eps=eps, **({"fused": True} if fused else {"foreach": True})
+    )
+
+
+def _fusable(p: torch.Tensor) -> bool:
+    """A plain (not sharded) floating parameter on the CPU or a CUDA device."""
+    return type(p.data) is torch.Tensor and p.device.type in ("cpu", "cuda") and p.is_floating_point()

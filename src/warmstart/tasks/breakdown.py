@@ -1,0 +1,75 @@
+"""Where a classifier or tagger is right and wrong: per-class precision, recall and F1, the confusion matrix,
+the majority-class baseline, and how many classes the model predicts at all.
+
+Units that can be broken down have ``gold_and_predicted(batch) -> (gold ids, predicted ids)`` (one id per
+example for single-label classification, per word for tagging; ignored positions are left out).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+
+
+@torch.no_grad()
+def breakdown(
+    unit, batches, device: torch.device, train_counts: dict[str, int] | None = None, bf16: bool = False
+) -> dict | None:
+    """The test split's breakdown (None for units without ``gold_and_predicted``)."""
+    if not hasattr(unit, "gold_and_predicted") or getattr(unit, "problem", "single_label") != "single_label":
+        return None
+    labels = list(unit.labels)
+    n = len(labels)
+    matrix = torch.zeros(n, n, dtype=torch.long)
+    unit.to(device).eval()
+    for batch in batches:
+        batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            gold, pred = unit.gold_and_predicted(batch)
+        matrix += torch.bincount(gold.cpu() * n + pred.cpu(), minlength=n * n).view(n, n)
+    total = int(matrix.sum())
+    per_class = {}
+    for i, name in enumerate(labels):
+        hit, predicted, support = int(matrix[i, i]), int(matrix[:, i].sum()), int(matrix[i].sum())
+        p = hit / predicted if predicted else 0.0
+        r = hit / support if support else 0.0
+        per_class[name] = {
+            "precision": p,
+            "recall": r,
+            "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "support": support,
+            "predicted": predicted,
+        }
+    majority = _majority(labels, matrix, train_counts)
+    return {
+        "labels": labels,
+        "per_class": per_class,
+        "confusion": matrix.tolist(),
+        "predicted_classes": int((matrix.sum(0) > 0).sum()),
+        "majority": {
+            "label": majority,
+            "accuracy": int(matrix[labels.index(majority)].sum()) / max(total, 1),
+        },
+        "count": total,
+    }
+
+
+def _majority(labels: list[str], matrix: torch.Tensor, train_counts: dict[str, int] | None) -> str:
+    """The most frequent training label (the classic baseline predicts it for everything); without training
+    counts, the most frequent gold label of the split itself."""
+    if train_counts:
+        return Counter({k: v for k, v in train_counts.items() if k in labels}).most_common(1)[0][0]
+    return labels[int(matrix.sum(1).argmax())]
+
+
+def one_class_warning(result: dict) -> str | None:
+    """A line for a model that predicts one class for every example (it learned no more than the prior)."""
+    if result is None or result["predicted_classes"] != 1 or len(result["labels"]) < 2:
+        return None
+    only = next(name for name, c in result["per_class"].items() if c["predicted"])
+    return (
+        f"warning: the model predicts '{only}' for every test example (the majority-class baseline scores "
+        f"{result['majority']['accuracy']:.4f}): it learned nothing beyond the label prior; try another "
+        "learning rate, more steps or more data"
+    )
