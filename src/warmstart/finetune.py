@@ -29,6 +29,7 @@ from warmstart.nn.lora import merge_lora
 from warmstart.pretrained import check_length, load_encoder, load_finetuned, model_config
 from warmstart.registry import TASKS, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
+from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.multitask import MultitaskConfig, read_multitask
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
@@ -47,6 +48,10 @@ class FinetuneDataConfig:
     target_column: str = opt("target", "text_to_text: column with the output text")
     split_seed: int = opt(0, "seed of the hashed train/validation/test split (data without official splits)")
     train_limit: int | None = opt(None, "use only the first N training examples (data-efficiency studies)")
+    validation_limit: int | None = opt(
+        None, "use only the first N validation examples (model selection and curves; quicker evaluations)"
+    )
+    test_limit: int | None = opt(None, "score only the first N test examples (quick checks; default: all)")
     train_fraction: float = opt(
         1.0, "use a seeded, stratified fraction of the training examples, nested across fractions (0-1]"
     )
@@ -62,6 +67,9 @@ class FinetuneConfig:
     )
     epochs: float = opt(3.0, "passes over the training split (a non-zero train.steps wins)")
     evals_per_epoch: int = opt(4, "validation evaluations per epoch (a non-zero train.eval_every wins)")
+    breakdown: bool = opt(
+        True, "score the test split per class too: precision/recall/F1, confusion matrix (one more pass)"
+    )
     seeds: list[int] = opt([0], "one run per seed (head init, data order, dropout); 2+ seeds: a summary")
     eval_batch_size: int = opt(64, "examples per evaluation batch")
     task: TaskConfig = dataclasses.field(default_factory=TaskConfig)
@@ -127,7 +135,7 @@ def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
             f"labeled files need their label column (data.label_column, now '{cfg.data.label_column}')",
         )
     records = {s: list(data.records(s)) for s in SPLITS}
-    records["train"] = records["train"][: cfg.data.train_limit]
+    records = limited(records, cfg.data)
     if cfg.data.train_fraction != 1:
         records["train"] = nested_subset(records["train"], cfg.data.train_fraction, cfg.data.subset_seed)
     for split, rows in records.items():
@@ -137,6 +145,12 @@ def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
                 "use more data or other split fractions",
             )
     return records, data.name
+
+
+def limited(records: dict[str, list[dict]], d: FinetuneDataConfig) -> dict[str, list[dict]]:
+    """Each split cut to its data.*_limit (None: whole)."""
+    limits = {"train": d.train_limit, "validation": d.validation_limit, "test": d.test_limit}
+    return {s: rows[: limits.get(s)] for s, rows in records.items()}
 
 
 def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
@@ -185,6 +199,7 @@ def finetune(
     task.bind(tokenizer, config_json)
     records, dataset_name = read_splits(cfg, task)
     labels = task.labels(records["train"])
+    counts = label_counts(records["train"])
     apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
     features = {
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
@@ -214,14 +229,14 @@ def finetune(
                 print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
         run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
         resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
-        results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks)
+        results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts)
     out = {"runs": results, "run_dir": str(root)}
     if len(seeds) > 1 and ddp.is_main():
         out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
     return out
 
 
-def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume: bool, hooks) -> dict:
+def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:
     seed = cfg.train.seed
     torch.manual_seed(seed)
     encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
@@ -243,7 +258,11 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
         lr_scales=scales,
     )
     best, _, _, _ = load_finetuned(run_dir / "best")
-    test = evaluate(best, EvalBatches(features["test"], cfg.eval_batch_size), pick_device(cfg.train.device))
+    device = pick_device(cfg.train.device)
+    test_batches = EvalBatches(features["test"], cfg.eval_batch_size)
+    test = evaluate(best, test_batches, device, cfg.train.bf16)  # as validation picked the model
+    wanted = cfg.breakdown and ddp.is_main()
+    parts = breakdown(best, test_batches, device, counts, cfg.train.bf16) if wanted else None
     metrics = {
         "test": test,
         "best_step": result["best_step"],
@@ -254,11 +273,23 @@ def _one_run(cfg: FinetuneConfig, task, labels, features, run_dir: Path, resume:
         "sizes": {s: f.num_examples() for s, f in features.items()},
         "parameters": report,
     }
+    if parts is not None:
+        metrics["breakdown"] = parts
     if ddp.is_main():
         write_json(metrics, run_dir / "test_metrics.json")
         shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
         print(f"test ({run_dir}): {shown}", file=sys.stderr)
     return {**result, "test_metrics": metrics}
+
+
+def label_counts(records: list[dict]) -> dict[str, int]:
+    """How often each single label (or tag) occurs in the training records; {} for other kinds."""
+    counts: dict[str, int] = {}
+    for r in records:
+        values = r["tags"] if "tags" in r else [r["label"]] if isinstance(r.get("label"), str) else []
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+    return counts
 
 
 def global_batch(cfg: FinetuneConfig) -> int:

@@ -1,42 +1,97 @@
-"""The demo end to end on the real data with the quick budget: tokenizer, shards, MLM, finetuning, report."""
+"""The demo end to end on the real data with the quick budget: tokenizer, word vectors, MLM, the three
+studies (Brown tags, sentiment, MiniLM), cloze probes, word senses, and a report with the runs' numbers."""
 
 import json
 
+import numpy as np
 import pytest
 
 from warmstart.cli import main
+from warmstart.cloze_probes import PROBES
+from warmstart.report.demo_sections import median, spread
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    assert main(["demo", "--quick", "--out", str(out)]) == 0
+    return out
 
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_quick_demo_writes_a_report_with_real_numbers(tmp_path, capsys):
-    out = tmp_path / "demo"
-    assert main(["demo", "--quick", "--out", str(out)]) == 0
-    assert f"report: {out / 'report.md'}" in capsys.readouterr().out
-    report = (out / "report.md").read_text()
-    for name in ("pretrained", "scratch"):
-        test = json.loads((out / f"finetune-{name}" / "test_metrics.json").read_text())
-        assert test["sizes"]["test"] > 1000
-        assert f"| {name} | {test['test']['accuracy']:.4f} |" in report
-    for png in ("pretrain_loss.png", "finetune_curves.png"):
-        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f"({png})" in report
-    # the label-scarce study: both twins and TF-IDF on the same subset, and its lines in the report
-    study = json.loads((out / "label-scarce" / "study.json").read_text())
-    table = {r["model"]: r for r in study["table"]}
-    assert set(table) == {"pretrained", "scratch", "tfidf"}
-    (n,) = {r["train_examples"] for r in table.values()}  # the same subset for all three
-    assert abs(n - 128) <= 2  # half of the quick budget's 256, stratified (rounded per label)
-    assert f"### With 50% of the labels ({n} training examples)" in report
-    median = table["pretrained"]["accuracy"]["median"]
-    assert f"| pretrained | {median:.4f} |" in report
-    acc = {(c["model"], c["seed"]): c["test"]["accuracy"] for c in study["cells"]}
-    gap = 100 * (acc["pretrained", 1] - acc["scratch", 1])
-    assert f"pretrained minus scratch: seed 1 {gap:+.1f} ({int(gap > 0)} of 1 above)" in report
-    # the pretraining curve starts at step 0 and validation loss fell
-    val = [json.loads(r) for r in (out / "pretrain" / "metrics.jsonl").read_text().splitlines()]
+def test_report_opens_with_three_sentences_and_the_claims_table(demo):
+    report = (demo / "report.md").read_text()
+    lines = [ln for ln in report.splitlines() if ln.strip()]
+    assert lines[2].startswith("What was compared:") and lines[3].startswith("What came out:")
+    assert lines[4].startswith("What it means:")
+    pos = json.loads((demo / "pos" / "study.json").read_text())
+    mini = json.loads((demo / "minilm-sentiment" / "study.json").read_text())
+    assert pos["models"] == ["pretrained", "scratch", "frequent_tag"] and pos["dataset"]["kind"] == "tagging"
+    assert mini["models"] == ["pretrained", "scratch", "tfidf"]
+    for study, task in (
+        (pos, "part of speech (Brown), 100% of the labels"),
+        (mini, "sentiment, MiniLM, 100%"),
+    ):
+        row = next(ln for ln in lines if task in ln)
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[3:6] == [spread(study, m, 1.0) for m in study["models"]]
+        gap = 100 * (median(study, "pretrained", 1.0) - median(study, "scratch", 1.0))
+        assert cells[6] == f"{gap:+.1f}"
+    verdict = (
+        "above"
+        if median(pos, "pretrained", 1.0) > max(median(pos, m, 1.0) for m in pos["models"][1:])
+        else "NOT above"
+    )
+    assert f"the demo model is {verdict} its twin and the most frequent tag with all labels" in report
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_studies_plots_probes_and_senses(demo):
+    for name in ("pos", "sentiment", "minilm"):
+        for kind in ("fractions", "convergence"):
+            png = demo / f"{name}_{kind}.png"
+            assert png.read_bytes()[:8] == PNG and f"]({png.name})" in (demo / "report.md").read_text()
+    assert (demo / "report_pretraining.png").read_bytes()[:8] == PNG
+    assert (demo / "report.html").read_text().count("data:image/png;base64,") >= 8
+    # the MiniLM cells finetuned the imported real weights (22.7M parameters), its twin the same shape
+    cell = json.loads(
+        (demo / "minilm-sentiment/cells/pretrained/frac-1/seed-1/run/test_metrics.json").read_text()
+    )
+    assert cell["parameters"]["total"] > 22_000_000
+    probes = json.loads((demo / "probes.json").read_text())
+    assert [p["text"] for p in probes["probes"]] == [p.text for p in PROBES]
+    assert all(len(r["top"]) == 3 and 1 >= r["top"][0][1] >= r["top"][1][1] for r in probes["pretrained"])
+    assert probes["pretrained"] != probes["twin"]
+    vectors = np.load(demo / "senses" / "pretrained.npy")
+    info = json.loads((demo / "senses" / "pretrained.json").read_text())
+    assert vectors.shape == (info["count"], 256) and set(info["senses"]) == {"industry", "botany"}
+    assert (demo / "senses" / "pretrained.png").read_bytes()[:8] == PNG
+    val = [json.loads(r) for r in (demo / "pretrain" / "metrics.jsonl").read_text().splitlines()]
     val = [r for r in val if r["split"] == "validation"]
     assert val[0]["step"] == 0 and val[-1]["loss"] < val[0]["loss"]
-    # a second demo into the same place is refused, and the first one is kept
-    assert main(["demo", "--quick", "--out", str(out)]) == 2
-    assert (out / "report.md").read_text() == report
+
+
+def test_progress_line_says_stage_elapsed_and_an_eta_scaled_by_pace(capsys, monkeypatch):
+    from warmstart import demo_budget
+
+    clock = iter([0.0, 0.0, 30.0, 30.0])
+    monkeypatch.setattr(demo_budget.time, "perf_counter", lambda: next(clock))
+    progress = demo_budget.Progress({"a": 10, "b": 20, "c": 40})
+    progress.start("a")
+    progress.done("a", 30.0)  # three times slower than the estimate: the ETA triples
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "[demo 1/3] a | elapsed 0:00 | ETA 1:10"
+    assert err[1] == "[demo 1/3] a: done in 0:30 | elapsed 0:30 | ETA 3:00"
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_second_demo_is_refused(demo, capsys):
+    report = (demo / "report.md").read_text()
+    assert main(["demo", "--quick", "--out", str(demo)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert (demo / "report.md").read_text() == report

@@ -83,7 +83,7 @@ def test_finetune_run_report(study_dir, tmp_path):
     cell = study_dir / "cells" / "pretrained" / "frac-1" / "seed-1" / "run"
     out = tmp_path / "ft.html"
     assert main(["report", str(cell), "--out", str(out)]) == 0
-    assert len(IMG.findall(out.read_text())) == 1
+    assert len(IMG.findall(out.read_text())) == 2  # training loss and learning rate; validation curve
     (table,) = md_tables(out.with_suffix(".md").read_text(), "Finetuning")
     got = dict(zip(table[0], table[1]))
     test = json.loads((cell / "test_metrics.json").read_text())

@@ -86,11 +86,11 @@ def test_another_config_on_a_study_dir_is_refused(study_dir, capsys):
     [
         (("run", "nope"), ("no such run",)),
         (("--data", "wiki-leads"), ("has no labels",)),
-        (("--data", "wiki-ner-silver"), ("classification only",)),
+        (("--data", "news-headlines"), ("classification and tagging only",)),
         (("--fractions", "0,1"), ("(0, 1]",)),
         (("--fractions", "0.5,1.5"), ("(0, 1]",)),
         (("--fractions", "ten"), ("cannot read fractions",)),
-        (("extra", "task.name=tagging"), ("classification task only",)),
+        (("extra", "task.name=tagging"), ("sets task.name itself",)),
         (("extra", "data.train_fraction=0.5"), ("--fractions",)),
     ],
 )

@@ -152,20 +152,21 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     if not tests:
         page.text("No test_metrics.json: the run has not finished.")
         return
-    metric = first["metric"]
-    curves = {name: _xy(read_metrics(d, "validation"), metric) for name, d in dirs.items()}
-    path = plot_path(out, "validation")
-    from warmstart.report.plots import line_plot
+    from warmstart.report import breakdown_section as B
 
-    page.image(
-        line_plot(curves, f"validation {metric}", "step", metric, path), f"validation {metric} per step"
-    )
+    metric = first["metric"]
+    parts = first.get("breakdown")
+    majority = parts["majority"]["accuracy"] if parts else None
+    page.image(B.training_plot(dirs, plot_path(out, "training")), "training loss and learning rate per step")
+    path = B.validation_plot(dirs, metric, majority, plot_path(out, "validation"))
+    page.image(path, f"validation {metric} per step")
     names = [k for k in first["test"] if k != "loss"]
     rows = [
         [n, *[fmt(t["test"][k]) for k in names], fmt(t["best_validation"]), t["best_step"]]
         for n, t in tests.items()
     ]
     page.table(["run", *[f"test {k}" for k in names], f"best validation {metric}", "best step"], rows)
+    B.breakdown_section(page, parts, plot_path(out, "confusion"))
     if task.get("name") == "text_to_text":
         from warmstart.report.samples import text_to_text_samples
 

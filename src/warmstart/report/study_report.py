@@ -13,7 +13,24 @@ from warmstart.study.baseline import C_GRID, sklearn_version
 from warmstart.study.cells import MAX_EVALS
 from warmstart.study.summary import read_study
 
-NAMES = {"pretrained": "pretrained", "scratch": "scratch twin", "tfidf": "TF-IDF + logistic regression"}
+NAMES = {
+    "pretrained": "pretrained",
+    "scratch": "scratch twin",
+    "tfidf": "TF-IDF + logistic regression",
+    "frequent_tag": "most frequent tag per word",
+}
+METHODS = {
+    "tfidf": "TF-IDF: word uni- and bigrams, sublinear tf, logistic regression with C picked on validation "
+    "from {grid} (scikit-learn {sklearn}).",
+    "frequent_tag": "Most frequent tag: each word form takes the tag it had most often in the subset, an "
+    "unseen form that of its lower-cased form, an unseen word the most frequent tag overall; nothing is "
+    "tuned on validation.",
+}
+
+
+def baseline(study: dict) -> str:
+    """The study's baseline model (the last of its models: tfidf or frequent_tag)."""
+    return study["models"][-1]
 
 
 def percent(f: float) -> str:
@@ -34,7 +51,7 @@ def fraction_plot(study: dict, out: Path) -> Path:
             *[[x[k] for x in m] for k in ("median", "min", "max")],
         )
     ticks = [(f, percent(f)) for f in study["fractions"]]
-    title = f"test {metric} vs labels used (median, min-max over {len(study['seeds'])} seeds)"
+    title = f"test {metric} vs labels used (median, min-max over {_seeds(study)})"
     return band_plot(
         series,
         title,
@@ -43,6 +60,7 @@ def fraction_plot(study: dict, out: Path) -> Path:
         R.plot_path(out, "fractions"),
         logx=True,
         xticks=ticks,
+        dashed=(NAMES[baseline(study)],),
     )
 
 
@@ -63,10 +81,11 @@ def convergence(study: dict, out: Path) -> tuple[Path, str]:
     for model in ("pretrained", "scratch"):
         mine = [c for c in study["cells"] if c["model"] == model and c["fraction"] == fraction]
         curves[model] = median_curves(mine, metric)
-    tfidf = [
-        c["best_validation"] for c in study["cells"] if c["model"] == "tfidf" and c["fraction"] == fraction
+    base = baseline(study)
+    scores = [
+        c["best_validation"] for c in study["cells"] if c["model"] == base and c["fraction"] == fraction
     ]
-    levels = {f"{NAMES['tfidf']} (median)": statistics.median(tfidf)} if tfidf else {}
+    levels = {f"{NAMES[base]} (median)": statistics.median(scores)} if scores else {}
     title = f"validation {metric} while finetuning on {percent(fraction)} of the labels"
     path = band_plot(
         {NAMES[m]: c for m, c in curves.items()},
@@ -75,6 +94,8 @@ def convergence(study: dict, out: Path) -> tuple[Path, str]:
         f"validation {metric}",
         R.plot_path(out, "convergence"),
         levels=levels,
+        integer_x=True,
+        mark_best=True,
     )
     target = max(curves["scratch"][1], default=None)
     if target is None or not curves["pretrained"][0]:
@@ -102,10 +123,11 @@ def study_page(d: Path, out: Path) -> Page:
     page = Page(f"warmstart study: what pretraining bought on {ds['name']}")
     page.text(
         f"Pretrained model ({spec['run']}) vs its scratch twin (same architecture, tokenizer, data order "
-        f"and seeds; random weights) vs {NAMES['tfidf']}, on "
+        f"and seeds; random weights) vs {NAMES[baseline(study)]}, on "
         f"{', '.join(percent(f) for f in study['fractions'])} of the {ds['sizes']['train']:,} training "
-        f"labels, seeds {', '.join(map(str, study['seeds']))}. Test {metric} is measured once per cell, "
-        "with the weights of the best validation evaluation (TF-IDF: the C best on validation)."
+        f"{'sentences' if ds.get('kind') == 'tagging' else 'labels'}, {_seeds(study)}. Test {metric} is "
+        "measured once per cell, with the weights of the best validation evaluation (TF-IDF: the C best on "
+        "validation)."
     )
     page.heading("Result")
     page.table(
@@ -132,15 +154,19 @@ def study_page(d: Path, out: Path) -> Page:
         for n in names:
             row += [f"{r[n][k]:.4f}" for k in ("median", "min", "max")]
         rows.append(row)
-    page.table(
-        header, rows, f"Over seeds {', '.join(map(str, study['seeds']))}; every cell is in study.json."
-    )
+    page.table(header, rows, f"Over {_seeds(study)}; every cell is in study.json.")
     run = Path(spec["run"])
     if run.is_dir():
         R.pretraining_section(page, run, out, R.run_config(run))
     _provenance(page, d, study, run)
     R.footer(page)
     return page
+
+
+def _seeds(study: dict) -> str:
+    full = study["config"].get("full_seeds")
+    seeds = f"seeds {', '.join(map(str, study['seeds']))}"
+    return seeds + (f" (at 100%: {', '.join(map(str, full))})" if full and 1.0 in study["fractions"] else "")
 
 
 def _examples(study: dict, fraction: float) -> str:
@@ -151,12 +177,12 @@ def _examples(study: dict, fraction: float) -> str:
 def _verdict(study: dict, metric: str) -> str:
     parts = []
     for f in study["fractions"]:
-        pre, scr, tf = (_row(study, m, f) for m in ("pretrained", "scratch", "tfidf"))
+        pre, scr, tf = (_row(study, m, f) for m in ("pretrained", "scratch", baseline(study)))
         if pre and scr and tf:
             a, b, c = (r[metric]["median"] for r in (pre, scr, tf))
             parts.append(
                 f"at {percent(f)} pretrained {100 * (a - b):+.1f} points vs scratch, "
-                f"{100 * (a - c):+.1f} vs TF-IDF"
+                f"{100 * (a - c):+.1f} vs {NAMES[baseline(study)]}"
             )
     return ("Median test " + metric + ": " + "; ".join(parts) + ".") if parts else ""
 
@@ -165,7 +191,9 @@ def _provenance(page: Page, d: Path, study: dict, run: Path) -> None:
     spec, ds = study["config"], study["dataset"]
     page.heading("Data and method")
     sizes = ", ".join(f"{s} {n:,}" for s, n in ds["sizes"].items())
-    limit = f" (train limited to the first {ds['train_limit']:,})" if ds.get("train_limit") else ""
+    limits = {s: ds.get(f"{s}_limit") for s in ("train", "validation", "test")}
+    cut = [f"{s} to the first {n:,}" for s, n in limits.items() if n]
+    limit = f" ({', '.join(cut)})" if cut else ""
     labels = ", ".join(f"{k} {v:,}" for k, v in ds["labels"].items())
     page.table(
         ["", ""],
@@ -183,11 +211,11 @@ def _provenance(page: Page, d: Path, study: dict, run: Path) -> None:
     page.text(
         "Label fractions are stratified, seeded subsets of the training split: ceil(fraction x count) "
         "examples of every label, drawn by one shuffle per label and seed, so a smaller fraction lies "
-        "inside a larger one and pretrained, scratch and TF-IDF see the same examples. Validation and test "
-        f"are always whole. Each finetuning cell trains {epochs} over its subset but at least "
-        f"{spec['min_steps']} steps, with at most about {MAX_EVALS} validation evaluations. TF-IDF: word "
-        "uni- and bigrams, sublinear tf, logistic regression with C picked on validation from "
-        f"{list(C_GRID)} (scikit-learn {sklearn_version()})."
+        "inside a larger one and pretrained, scratch and the baseline see the same examples. Validation and "
+        f"test are the same for every cell{limit or ' and whole'}. Each finetuning cell trains {epochs} "
+        "over its subset but at least "
+        f"{spec['min_steps']} steps, with at most about {spec.get('max_evals', MAX_EVALS)} validation "
+        "evaluations. " + METHODS[baseline(study)].format(grid=list(C_GRID), sklearn=sklearn_version())
     )
     page.code((d / "study.yaml").read_text(encoding="utf-8"), "study.yaml")
     if run.is_dir():

@@ -52,12 +52,19 @@ def _finish(cell_dir: Path, result: dict) -> dict:
     return result
 
 
-def schedule(n_train: int, batch_size: int, evals_per_epoch: int, epochs: float, min_steps: int) -> dict:
+def schedule(
+    n_train: int,
+    batch_size: int,
+    evals_per_epoch: int,
+    epochs: float,
+    min_steps: int,
+    max_evals: int = MAX_EVALS,
+) -> dict:
     """Steps and evaluation interval of a finetuned cell with ``n_train`` examples (as `finetune` settles
-    them from epochs, with at least ``min_steps`` steps and at most about MAX_EVALS evaluations)."""
+    them from epochs, with at least ``min_steps`` steps and at most about ``max_evals`` evaluations)."""
     per_epoch = max(1, math.ceil(n_train / batch_size))
     steps = max(math.ceil(epochs * per_epoch), min_steps, 1)
-    every = max(1, per_epoch // max(evals_per_epoch, 1), math.ceil(steps / MAX_EVALS))
+    every = max(1, per_epoch // max(evals_per_epoch, 1), math.ceil(steps / max_evals))
     return {"steps": steps, "eval_every": every}
 
 
@@ -72,7 +79,9 @@ def _fresh(cell_dir: Path):
             yield
 
 
-def run_finetune_cell(cell: Cell, root: Path, spec, plan: dict, keep_models: bool = False) -> dict:
+def run_finetune_cell(
+    cell: Cell, root: Path, spec, plan: dict, task: str = "classification", keep_models: bool = False
+) -> dict:
     """Finetune the pretrained model or its scratch twin on the cell's subset; returns cell.json's dict."""
     from warmstart.finetune import finetune
 
@@ -83,6 +92,8 @@ def run_finetune_cell(cell: Cell, root: Path, spec, plan: dict, keep_models: boo
         "out": str(cell_dir / "run"),
         "epochs": spec.epochs,
         "seeds": [cell.seed],
+        "breakdown": False,  # a study reports each cell's score; a second test pass would double its cost
+        "task": {"name": task},
         "data": {"dataset": spec.dataset, "train_fraction": cell.fraction, "subset_seed": cell.seed},
         "train": {
             "seed": cell.seed,
@@ -121,13 +132,17 @@ def run_finetune_cell(cell: Cell, root: Path, spec, plan: dict, keep_models: boo
 
 
 def run_baseline_cell(cell: Cell, root: Path, records: dict[str, list[dict]]) -> dict:
-    """TF-IDF + logistic regression on the same subset the finetuned cells of this fraction and seed use."""
+    """The task's baseline (TF-IDF + logistic regression for labeled text, the most frequent tag per word
+    for tagging) on the same subset the finetuned cells of this fraction and seed use."""
     from warmstart.study.baseline import tfidf_baseline
+    from warmstart.study.frequent_tag import frequent_tag_baseline
 
     cell_dir, start = cell.path(root), time.perf_counter()
     subset = {**records, "train": nested_subset(records["train"], cell.fraction, cell.seed)}
+    fit = frequent_tag_baseline if cell.model == "frequent_tag" else tfidf_baseline
     with _fresh(cell_dir):
-        result = tfidf_baseline(subset)
+        result = fit(subset)
+    metric = "f1" if "f1" in result["test"] else "accuracy"
     return _finish(
         cell_dir,
         {
@@ -135,11 +150,11 @@ def run_baseline_cell(cell: Cell, root: Path, records: dict[str, list[dict]]) ->
             "fraction": cell.fraction,
             "seed": cell.seed,
             "train_examples": len(subset["train"]),
-            "metric": "accuracy",
+            "metric": metric,
             "test": result["test"],
-            "best_validation": result["validation"]["accuracy"],
+            "best_validation": result["validation"][metric],
             "validation": result["validation"],
-            "C": result["C"],
+            "C": result.get("C"),
             "seconds": round(time.perf_counter() - start, 2),
         },
     )

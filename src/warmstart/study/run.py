@@ -17,41 +17,55 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
 from warmstart.study.cells import Cell, read_cell, run_baseline_cell, run_finetune_cell, schedule
-from warmstart.study.spec import MODELS, StudySpec, check_study_dir, save_spec
+from warmstart.study.parallel import run_cells
+from warmstart.study.spec import MODELS, TASKS, StudySpec, check_study_dir, save_spec
 from warmstart.study.summary import write_study
 
 SUPPORTED = (
-    "labeled text for classification: rotten-tomatoes, wiki-topics, or a file with text and label columns"
+    "labeled text for classification (rotten-tomatoes, wiki-topics, a file with text and label columns) or "
+    "tagged words (brown-pos, a CoNLL file)"
 )
 
 
-def _finetune_config(spec: StudySpec):
+def _finetune_config(spec: StudySpec, kind: str = "labeled"):
     from warmstart.finetune import resolve
 
     flags = {"init": spec.run, "epochs": spec.epochs, "data": {"dataset": spec.dataset}}
-    return resolve(None, flags, spec.overrides)
+    return resolve(None, {**flags, "task": {"name": TASKS[kind][0]}}, spec.overrides)
 
 
-def _records(spec: StudySpec, cfg) -> tuple[dict[str, list[dict]], dict]:
-    """The train (after data.train_limit), validation and test records, and the dataset's provenance."""
-    from warmstart.finetune import SPLITS, data_options
+def _kind(spec: StudySpec) -> str:
+    """The dataset's kind, which picks the task and the baseline (TASKS); refuses what a study cannot take."""
+    from warmstart.finetune import data_options
 
-    data = open_dataset(spec.dataset, data_options(cfg.data))
+    data = open_dataset(spec.dataset, data_options(_finetune_config(spec).data))
     if data.kind == "corpus":
         raise WarmstartError(
             f"{spec.dataset} has no labels (it is a text corpus)", f"a study needs {SUPPORTED}"
         )
-    if data.kind != "labeled":
+    if data.kind not in TASKS:
         raise WarmstartError(
-            f"warmstart study supports classification only; {spec.dataset} is a {data.kind} dataset",
+            f"warmstart study supports classification and tagging only; {spec.dataset} is a {data.kind} "
+            "dataset",
             f"use {SUPPORTED}",
         )
+    return data.kind
+
+
+def _records(spec: StudySpec, cfg, kind: str) -> tuple[dict[str, list[dict]], dict]:
+    """The train (after data.train_limit), validation and test records, and the dataset's provenance."""
+    from warmstart.finetune import SPLITS, data_options, limited
+
+    data = open_dataset(spec.dataset, data_options(cfg.data))
     records = {s: list(data.records(s)) for s in SPLITS}
-    records["train"] = records["train"][: cfg.data.train_limit]
+    records = limited(records, cfg.data)
     for split, rows in records.items():
         if not rows:
             raise WarmstartError(f"the {split} split of {spec.dataset} is empty", "use more data")
-    labels = Counter(str(r["label"]) for r in records["train"])
+    if kind == "tagging":
+        labels = Counter(t for r in records["train"] for t in r["tags"])
+    else:
+        labels = Counter(str(r["label"]) for r in records["train"])
     if len(labels) < 2:
         raise WarmstartError(f"the training split of {spec.dataset} has only one label", "use data with 2+")
     info = {
@@ -61,8 +75,11 @@ def _records(spec: StudySpec, cfg) -> tuple[dict[str, list[dict]], dict]:
         "source": data.source,
         "splits": data.split_note,
         "train_limit": cfg.data.train_limit,
+        "validation_limit": cfg.data.validation_limit,
+        "test_limit": cfg.data.test_limit,
         "sizes": {s: len(rows) for s, rows in records.items()},
         "labels": dict(sorted(labels.items())),
+        "kind": kind,
     }
     return records, info
 
@@ -80,7 +97,7 @@ def _check_run(spec: StudySpec, cfg) -> None:
 
 def _cost(cell: Cell, plans: dict, sizes: dict) -> float:
     """Rough work of a cell in training-example units, for the ETA (evaluation ~ a third of training)."""
-    if cell.model == "tfidf":
+    if cell.model not in MODELS:  # the baseline
         return 50 + sizes["train"] * cell.fraction / 20
     plan = plans[cell.fraction, cell.seed]
     evals = plan["steps"] // plan["eval_every"] + 1
@@ -88,16 +105,26 @@ def _cost(cell: Cell, plans: dict, sizes: dict) -> float:
 
 
 def run_study(
-    spec: StudySpec, out: str | Path, overwrite: bool = False, keep_models: bool = False, report: bool = True
+    spec: StudySpec,
+    out: str | Path,
+    overwrite: bool = False,
+    keep_models: bool = False,
+    report: bool = True,
+    jobs: int = 1,
 ) -> dict:
-    """Run the study into ``out`` (resuming finished cells); returns study.json's dict."""
+    """Run the study into ``out`` (resuming finished cells), ``jobs`` finetuning cells at a time; returns
+    study.json's dict."""
+    if jobs < 1:
+        raise WarmstartError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2 on 2 or more cores")
     from warmstart.study.baseline import require_sklearn
 
     out = Path(out)
     require_sklearn()
-    cfg = _finetune_config(spec)  # unknown or bad override keys fail here
+    kind = _kind(spec)
+    cfg = _finetune_config(spec, kind)  # unknown or bad override keys fail here
     _check_run(spec, cfg)
-    records, dataset = _records(spec, cfg)
+    records, dataset = _records(spec, cfg, kind)
+    task, baseline = TASKS[kind]
     state = check_study_dir(out, spec, overwrite)
     if state == "replace":
         shutil.rmtree(out)
@@ -107,11 +134,13 @@ def run_study(
 
     plans = {}
     for fraction in spec.fractions:
-        for seed in spec.seeds:
+        for seed in spec.seeds_at(fraction):
             n = len(nested_subset(records["train"], fraction, seed))
-            plan = schedule(n, cfg.train.batch_size, cfg.evals_per_epoch, spec.epochs, spec.min_steps)
+            plan = schedule(
+                n, cfg.train.batch_size, cfg.evals_per_epoch, spec.epochs, spec.min_steps, spec.max_evals
+            )
             plans[fraction, seed] = {**plan, "batch_size": cfg.train.batch_size}
-    cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds for m in ("tfidf", *MODELS[:2])]
+    cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds_at(f) for m in (baseline, *MODELS)]
     costs = {c: round(_cost(c, plans, dataset["sizes"])) for c in cells}
     results = {c: read_cell(c.path(out)) for c in cells}
     done = sum(r is not None for r in results.values())
@@ -123,25 +152,32 @@ def run_study(
         file=sys.stderr,
         dynamic_ncols=True,
     )
+
+    def finished(cell: Cell, result: dict) -> None:
+        nonlocal done
+        results[cell] = result
+        done += 1
+        bar.set_description_str(f"study: {done}/{len(cells)} cells")
+        bar.update(costs[cell])
+        metric = result["metric"]
+        bar.write(f"{cell.name()}: test {metric} {result['test'][metric]:.4f}", file=sys.stderr)
+
     try:
-        for cell in cells:
-            if results[cell] is not None:
-                continue
-            bar.set_description_str(f"study: {done}/{len(cells)} cells, now {cell.name()}")
-            if cell.model == "tfidf":
-                results[cell] = run_baseline_cell(cell, out, records)
-            else:
-                results[cell] = run_finetune_cell(
-                    cell, out, spec, plans[cell.fraction, cell.seed], keep_models
-                )
-            done += 1
-            bar.set_description_str(f"study: {done}/{len(cells)} cells")
-            bar.update(costs[cell])
-            r = results[cell]
-            bar.write(f"{cell.name()}: test accuracy {r['test']['accuracy']:.4f}", file=sys.stderr)
+        for cell in cells:  # the baselines first: seconds each, in this process
+            if results[cell] is None and cell.model == baseline:
+                finished(cell, run_baseline_cell(cell, out, records))
+        work = [
+            (cell, (cell, out, spec, plans[cell.fraction, cell.seed], task, keep_models))
+            for cell in cells
+            if results[cell] is None
+        ]
+        bar.set_description_str(f"study: {done}/{len(cells)} cells, {min(jobs, len(work))} running")
+        run_cells(work, jobs, run_finetune_cell, finished)
     finally:
         bar.close()
-    study = write_study(out, spec.to_dict(), dataset, [results[c] for c in cells], list(MODELS))
+    metric = next(r["metric"] for r in results.values() if r["model"] in MODELS)
+    models = [*MODELS, baseline]
+    study = write_study(out, spec.to_dict(), dataset, [results[c] for c in cells], models, metric)
     if report:
         from warmstart.report.build import write_report
 

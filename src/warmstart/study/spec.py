@@ -16,7 +16,9 @@ from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
 
 SPEC_FILE = "study.yaml"
-MODELS = ("pretrained", "scratch", "tfidf")
+MODELS = ("pretrained", "scratch")  # the finetuned models; the baseline depends on the task (BASELINES)
+# dataset kind -> (finetune task, baseline model)
+TASKS = {"labeled": ("classification", "tfidf"), "tagging": ("tagging", "frequent_tag")}
 # finetune keys the study sets itself, and the option that sets them
 CONTROLLED = {
     "init": "the RUN argument",
@@ -28,6 +30,8 @@ CONTROLLED = {
     "data.train_fraction": "--fractions",
     "data.subset_seed": "--seeds",
     "train.seed": "--seeds",
+    "task.name": "the dataset (labeled text: classification; tagged words: tagging)",
+    "breakdown": "the study (cells report their score only)",
 }
 RESUME_FIX = "rerun the same command to resume it, pass --overwrite to start again, or choose another --out"
 
@@ -41,6 +45,8 @@ class StudySpec:
     epochs: float = 3.0
     min_steps: int = 100
     overrides: list[str] = dataclasses.field(default_factory=list)
+    full_seeds: list[int] | None = None  # the seeds at fraction 1 (None: ``seeds``); all labels vary least
+    max_evals: int = 20  # validation evaluations per cell, at most about (small fractions train many epochs)
 
     def __post_init__(self):
         self.run = str(Path(self.run).absolute())
@@ -50,15 +56,24 @@ class StudySpec:
         if not self.seeds:
             raise WarmstartError("no seeds given", "e.g. --seeds 1,2,3")
         self.seeds = list(dict.fromkeys(int(s) for s in self.seeds))
+        if self.full_seeds is not None:
+            if not self.full_seeds:
+                raise WarmstartError("no seeds given for fraction 1", "e.g. --full-seeds 1, or leave it out")
+            self.full_seeds = list(dict.fromkeys(int(s) for s in self.full_seeds))
         if not self.epochs > 0:
             raise WarmstartError(f"epochs must be above 0, got {self.epochs}", "e.g. --epochs 3")
         if self.min_steps < 0:
             raise WarmstartError(f"min_steps must be 0 or more, got {self.min_steps}", "e.g. --min-steps 100")
+        if self.max_evals < 1:
+            raise WarmstartError(f"max_evals must be at least 1, got {self.max_evals}", "e.g. --max-evals 20")
         self.overrides = list(self.overrides)
         check_overrides(self.overrides)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def seeds_at(self, fraction: float) -> list[int]:
+        return self.full_seeds if fraction == 1 and self.full_seeds is not None else self.seeds
 
 
 def _numbers(text: str, kind, what: str, example: str) -> list:
@@ -87,18 +102,13 @@ def _keys(tree: dict, prefix: str = "") -> list[str]:
 
 
 def check_overrides(overrides: list[str]) -> None:
-    """Refuse overrides of what the study controls, and tasks other than single-label classification."""
+    """Refuse overrides of what the study controls, and classification other than single-label."""
     for text in overrides:
         tree = parse_override(text)
         for key in _keys(tree):
             if key in CONTROLLED:
                 raise WarmstartError(f"warmstart study sets {key} itself", f"use {CONTROLLED[key]} instead")
         task = tree.get("task", {}) if isinstance(tree.get("task"), dict) else {}
-        if task.get("name", "classification") != "classification":
-            raise WarmstartError(
-                f"warmstart study supports the classification task only, not {task['name']}",
-                "study labeled text (rotten-tomatoes, wiki-topics, or a file with text and label columns)",
-            )
         if task.get("problem", "single_label") != "single_label":
             raise WarmstartError(
                 f"warmstart study supports single-label classification only, not {task['problem']}",
@@ -124,7 +134,7 @@ def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
             f"{out} exists and is not a study directory (no {SPEC_FILE})",
             "choose another --out, or pass --overwrite to replace it",
         )
-    old = load_yaml(out / SPEC_FILE)
+    old = {"full_seeds": None, "max_evals": 20, **load_yaml(out / SPEC_FILE)}  # studies from before these
     changed = _differences(old, spec.to_dict())
     if changed:
         raise WarmstartError(f"{out} holds a study with another config ({'; '.join(changed)})", RESUME_FIX)

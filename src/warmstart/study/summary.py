@@ -40,11 +40,13 @@ def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> l
     return rows
 
 
-def write_study(root: Path, spec: dict, dataset: dict, cells: list[dict], models: list[str]) -> dict:
+def write_study(
+    root: Path, spec: dict, dataset: dict, cells: list[dict], models: list[str], metric: str = "accuracy"
+) -> dict:
     study = {
         "config": spec,
         "dataset": dataset,
-        "metric": "accuracy",
+        "metric": metric,
         "models": models,
         "fractions": spec["fractions"],
         "seeds": spec["seeds"],

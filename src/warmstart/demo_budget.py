@@ -1,0 +1,129 @@
+"""The demo's budgets (full: about 10 minutes on 2 CPU cores; quick: the plumbing in about a minute) and its
+overall progress line: stage k of n, elapsed, ETA.
+
+The ETA scales the seconds each remaining stage took on the reference machine (``stages``, measured in a
+full run there) by how fast this machine has been on the stages done so far.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+
+import torch
+
+_COMMON = ["train.bf16=true", "eval_batch_size=128"]
+_POS = ["train.lr=1e-3", "train.batch_size=32", "task.max_length=128", "task.unseen_tags=fallback", *_COMMON]
+_RT = ["train.lr=3e-4", "train.batch_size=32", "task.max_length=64", *_COMMON]
+_MINILM = ["train.lr=1e-4", "train.batch_size=32", "task.max_length=64", "task.pooling=pooler", *_COMMON]
+# cramming's recipe for pretraining within one pass over the data: no dropout (faster, and better per step)
+NO_DROPOUT = ["model.hidden_dropout_prob=0", "model.attention_probs_dropout_prob=0"]
+
+
+def _study(
+    fractions, seeds, epochs, min_steps, overrides, evals, full_seeds=None, limits=None, max_evals=5
+) -> dict:
+    """One `warmstart study` of the demo; ``limits``: (train, validation, test) examples (quick mode)."""
+    cut = [f"data.{s}_limit={n}" for s, n in zip(("train", "validation", "test"), limits or ()) if n]
+    return {
+        "fractions": fractions,
+        "seeds": seeds,
+        "full_seeds": full_seeds,
+        "max_evals": max_evals,
+        "epochs": epochs,
+        "min_steps": min_steps,
+        "overrides": [*overrides, f"evals_per_epoch={evals}", *cut],
+    }
+
+
+STAGES = ("tokenizer", "word vectors", "token shards", "masked-LM pretraining", "part of speech (Brown)",
+          "sentiment, few labels", "import MiniLM", "MiniLM on sentiment", "cloze probes",
+          "word senses")  # fmt: skip
+
+BUDGETS = {
+    "full": {
+        "vocab": 8192,
+        "w2v_epochs": 2,
+        "steps": 800,
+        "batch": 32,
+        "seq": 128,
+        "eval_every": 200,
+        "save_every": 400,
+        "log_every": 20,
+        "pos": _study([0.1, 1.0], [1, 2, 3], 1, 300, _POS, 4, full_seeds=[1], limits=(None, 1000)),
+        "sentiment": _study([0.1], [1, 2, 3], 3, 100, _RT, 1, limits=(None, 640)),
+        "minilm": _study([0.1, 1.0], [1, 2, 3], 1, 60, _MINILM, 4, full_seeds=[1], limits=(None, 640)),
+        "sense_sentences": 24,
+        # seconds each stage took on the reference machine (2 cores): the shape of the ETA
+        "stages": dict(zip(STAGES, (3, 11, 4, 163, 285, 50, 1, 200, 1, 2))),
+    },
+    "quick": {
+        "vocab": 2000,
+        "w2v_epochs": 1,
+        "steps": 30,
+        "batch": 8,
+        "seq": 64,
+        "eval_every": 10,
+        "save_every": 10,
+        "log_every": 5,
+        "pos": _study([0.25, 1.0], [1, 2], 1, 4, _POS, 1, full_seeds=[1], limits=(96, 64, 64)),
+        "sentiment": _study([0.5], [1], 1, 4, _RT, 1, limits=(96, 64, 64)),
+        "minilm": _study([0.5, 1.0], [1], 1, 2, _MINILM, 1, limits=(48, 32, 32)),
+        "sense_sentences": 8,
+        "stages": dict(zip(STAGES, (2, 3, 2, 5, 15, 5, 2, 10, 2, 2))),
+    },
+}
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}:{s:02d}"
+
+
+class Progress:
+    """Prints ``[demo k/n] stage | elapsed M:SS | ETA M:SS`` to stderr as each stage starts and ends."""
+
+    def __init__(self, estimates: dict[str, float]):
+        self.estimates, self.names = estimates, list(estimates)
+        self.begun = time.perf_counter()
+        self.spent: dict[str, float] = {}
+
+    def _eta(self) -> float:
+        done = sum(self.estimates[n] for n in self.spent)
+        pace = sum(self.spent.values()) / done if done else 1.0
+        return pace * sum(v for n, v in self.estimates.items() if n not in self.spent)
+
+    def _line(self, text: str) -> None:
+        elapsed = time.perf_counter() - self.begun
+        print(f"{text} | elapsed {_clock(elapsed)} | ETA {_clock(self._eta())}", file=sys.stderr, flush=True)
+
+    def start(self, name: str) -> None:
+        self._line(f"[demo {self.names.index(name) + 1}/{len(self.names)}] {name}")
+
+    def done(self, name: str, seconds: float) -> None:
+        self.spent[name] = seconds
+        self._line(f"[demo {self.names.index(name) + 1}/{len(self.names)}] {name}: done in {_clock(seconds)}")
+
+    def machine(self) -> dict:
+        """What the report says about the machine: cores, torch, the measured bf16 matmul rate."""
+        return {
+            "machine": platform.machine(),
+            "processor": platform.processor() or platform.machine(),
+            "threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "bf16_gflops": matmul_gflops(torch.bfloat16),
+            "fp32_gflops": matmul_gflops(torch.float32),
+            "total_seconds": time.perf_counter() - self.begun,
+        }
+
+
+def matmul_gflops(dtype, n: int = 1024, reps: int = 10) -> float:
+    """The machine's measured matmul rate (1024^3, after a warm-up): the speed to compare machines by."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    for _ in range(2):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n**3 * reps / (time.perf_counter() - start) / 1e9

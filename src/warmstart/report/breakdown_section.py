@@ -1,0 +1,87 @@
+"""The parts of a finetune run's report beyond its score: training loss and learning rate, the validation
+curve with its best step, the majority-class baseline, per-class precision/recall/F1 and the confusion matrix
+(from test_metrics.json's ``breakdown``, written by `warmstart finetune`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from warmstart.report.band_plot import band_plot  # noqa: E402
+from warmstart.report.html import Page  # noqa: E402
+from warmstart.report.panel_plot import panel_plot  # noqa: E402
+from warmstart.report.plots import save_png  # noqa: E402
+from warmstart.tasks.breakdown import one_class_warning  # noqa: E402
+from warmstart.train.logging import read_metrics  # noqa: E402
+
+MATRIX_MAX = 20  # classes drawn in the confusion matrix; more: the table only
+TABLE_MAX = 30
+
+
+def _xy(rows: list[dict], key: str) -> tuple[list, list]:
+    rows = [r for r in rows if key in r]
+    return [r["step"] for r in rows], [r[key] for r in rows]
+
+
+def training_plot(dirs: dict[str, Path], path: Path) -> Path:
+    """Training loss and learning rate by step, one line per seed."""
+    train = {name: read_metrics(d, "train") for name, d in dirs.items()}
+    panels = [
+        ("training loss", "loss", {n: _xy(rows, "loss") for n, rows in train.items()}),
+        ("learning rate", "learning rate", {n: _xy(rows, "lr") for n, rows in train.items()}),
+    ]
+    return panel_plot(panels, "step", path)
+
+
+def validation_plot(dirs: dict[str, Path], metric: str, majority: float | None, path: Path) -> Path:
+    """The validation metric by step per seed, each seed's best step starred, the majority baseline dashed."""
+    series = {}
+    for name, d in dirs.items():
+        xs, ys = _xy(read_metrics(d, "validation"), metric)
+        series[name] = (xs, ys, ys, ys)
+    levels = {"majority class": majority} if majority is not None and metric == "accuracy" else {}
+    return band_plot(series, f"validation {metric}", "step", metric, path, levels=levels, integer_x=True,
+                     mark_best=True)  # fmt: skip
+
+
+def confusion_plot(parts: dict, path: Path) -> Path:
+    labels, matrix = parts["labels"], parts["confusion"]
+    n = len(labels)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.45 * n, 1.0 + 0.45 * n), dpi=110)
+    rows = [[v / max(sum(r), 1) for v in r] for r in matrix]  # each gold row as shares
+    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            if matrix[i][j]:
+                ax.text(j, i, f"{matrix[i][j]:,}", ha="center", va="center", fontsize=7,
+                        color="white" if rows[i][j] > 0.5 else "black")  # fmt: skip
+    ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
+    ax.set_yticks(range(n), labels, fontsize=8)
+    ax.set(xlabel="predicted", ylabel="gold", title="test confusion matrix (counts; shade: share of the row)")
+    return save_png(fig, path)
+
+
+def breakdown_section(page: Page, parts: dict | None, path: Path) -> None:
+    """Majority baseline, the one-class warning, per-class table and the confusion matrix."""
+    if not parts:
+        return
+    page.heading("Where the model is right and wrong (test split)")
+    m = parts["majority"]
+    page.text(
+        f"The model predicts {parts['predicted_classes']} of {len(parts['labels'])} classes. Majority-class "
+        f"baseline (always '{m['label']}', the most frequent training label): accuracy {m['accuracy']:.4f}."
+    )
+    warning = one_class_warning(parts)
+    if warning:
+        page.text(warning)
+    per = sorted(parts["per_class"].items(), key=lambda kv: -kv[1]["support"])
+    rows = [[k, f"{c['precision']:.4f}", f"{c['recall']:.4f}", f"{c['f1']:.4f}", f"{c['support']:,}"]
+            for k, c in per[:TABLE_MAX]]  # fmt: skip
+    note = f"The {TABLE_MAX} most frequent of {len(per)} classes." if len(per) > TABLE_MAX else None
+    page.table(["class", "precision", "recall", "F1", "support"], rows, note)
+    if len(parts["labels"]) <= MATRIX_MAX:
+        page.image(confusion_plot(parts, path), "confusion matrix")
