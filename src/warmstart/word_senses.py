@@ -201,7 +201,7 @@ def _static_panel(ax, static, word: str, senses: dict[str, list[str]], colours: 
 
 def embed_word(
     run: str,
-    data: str,
+    data: str | list[str],
     word: str,
     sense_specs: list[str],
     out: str | Path,
@@ -228,7 +228,10 @@ def embed_word(
     if random_init:
         torch.manual_seed(0)  # the same random twin every time
     encoder, tokenizer, _ = load_encoder(run, random_init=random_init)
-    occurrences = find_occurrences(open_dataset(data, options).texts(split), word, senses or None, limit)
+    names = [data] if isinstance(data, str) else list(data)
+    texts = (t for name in names for t in open_dataset(name, options).texts(split))
+    data = " + ".join(names)
+    occurrences = find_occurrences(texts, word, senses or None, limit)
     if len(occurrences) < 2 or (senses and len({o.sense for o in occurrences}) < len(senses)):
         found = ", ".join(f"{k} {v}" for k, v in _counts(occurrences).items()) or "none"
         raise WarmstartError(

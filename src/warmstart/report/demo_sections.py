@@ -88,8 +88,8 @@ def study_section(page: Page, study: dict, out: Path, name: str, title: str, int
             "pretrained - twin, by seed (points)",
         ],  # fmt: skip
         rows,
-        f"Test {metric}: the median over seeds and (min-max); each seed draws its own subset and data order, "
-        "the same for all three models.",
+        f"Test {metric}: the median over seeds and (min-max); each seed draws its own subset and data "
+        "order, the same for all three models.",
     )
     target = out / f"{name}.html"
     page.image(fraction_plot(study, target), f"{name}: test {metric} by label fraction")
@@ -132,17 +132,13 @@ def senses_section(page: Page, senses: dict, word: str) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in pre["senses"].items())
     sp, st = pre["separation"], twin["separation"]
     page.text(
-        f"'{word}' in {pre['count']} wiki-leads sentences ({counts}; the sense is read from cue words in the "
-        "sentence), embedded by the demo model's last layer (left: PCA), beside its single static word2vec "
-        "vector among its neighbours and the sense cues (right). How well each representation tells the "
-        "senses "
-        "apart (leave-one-out nearest sense centroid): "
-        f"pretrained {sp['accuracy']:.2f}, random twin {st['accuracy']:.2f}, static vector "
-        f"{sp['chance']:.2f} "
-        "(one vector for every sentence: the majority share). A random encoder's vectors also mix the "
-        "sentence's own words, cue words included, so the twin's score is the bar the pretrained model has "
-        "to "
-        "clear."
+        f"'{word}' in {pre['count']} sentences of {pre['data']} ({counts}; the sense is read from cue words "
+        "in the sentence), embedded by the demo model's last layer (left: PCA), beside its single static "
+        "word2vec vector among its neighbours and the sense cues (right). How well each representation "
+        f"tells the senses apart (leave-one-out nearest sense centroid): pretrained {sp['accuracy']:.2f}, "
+        f"random twin {st['accuracy']:.2f}, static vector {sp['chance']:.2f} (one vector for every sentence: "
+        "the majority share). A random encoder's vectors also mix the sentence's own words, cue words "
+        "included, so the twin's score is the bar the pretrained model has to clear."
     )
     page.image(Path(pre["plot"]), f"contextual vectors of '{word}' by sense, and its static vector")
 
@@ -155,10 +151,8 @@ def time_section(page: Page, timings: dict, machine: dict, pretrain_rate: float 
     rate = f", masked-LM pretraining at {pretrain_rate:,.0f} tokens/s" if pretrain_rate else ""
     page.text(
         f"{machine['processor']}, {machine['threads']} threads, torch {machine['torch']}; measured matmul "
-        "rate "
-        f"{machine['bf16_gflops']:.0f} GFLOP/s in bf16 and {machine['fp32_gflops']:.0f} in fp32 "
-        f"(1024^3){rate}. "
-        "Machines of the same kind differ up to 2x in bf16: compare by these rates."
+        f"rate {machine['bf16_gflops']:.0f} GFLOP/s in bf16 and {machine['fp32_gflops']:.0f} in fp32 "
+        f"(1024^3){rate}. Machines of the same kind differ up to 2x in bf16: compare by these rates."
     )
 
 
@@ -174,21 +168,18 @@ def pretraining_lines(out: Path) -> list[str]:
         a, b = val[0], val[-1]
         lines.append(
             f"Validation MLM loss {a['loss']:.3f} at step {a['step']} -> {b['loss']:.3f} at step "
-            f"{b['step']:,} "
-            f"(perplexity {a['perplexity']:.0f} -> {b['perplexity']:.1f}; masked-token accuracy "
-            f"{a['accuracy']:.3f} -> {b['accuracy']:.3f})."
+            f"{b['step']:,} (perplexity {a['perplexity']:.0f} -> {b['perplexity']:.1f}; masked-token "
+            f"accuracy {a['accuracy']:.3f} -> {b['accuracy']:.3f})."
         )
     w2v, warm = out / "word2vec" / "metrics.json", out / "pretrain" / "warm_start.json"
     if w2v.is_file() and warm.is_file():
         m, w = json.loads(w2v.read_text()), json.loads(warm.read_text())
         lines.append(
-            "Starting point: skip-gram vectors trained first on the same text "
-            f"({m['train']['vocab_size']:,} words, "
-            f"{m['train']['seconds']:.0f} s; analogy accuracy {m['analogy']['accuracy']:.1%}, wordsim353 rho "
-            f"{m['similarity']['wordsim353']['spearman']:.3f}) give {w['tokens_warm']:,} of the "
-            f"{w['vocab_size']:,} "
-            "token embeddings their first values; the position table starts as sinusoids. Both are learned "
-            "on."
+            f"Starting point: skip-gram vectors trained first on the same text ({m['train']['vocab_size']:,} "
+            f"words, {m['train']['seconds']:.0f} s; analogy accuracy {m['analogy']['accuracy']:.1%}, "
+            f"wordsim353 rho {m['similarity']['wordsim353']['spearman']:.3f}) give {w['tokens_warm']:,} of "
+            f"the {w['vocab_size']:,} token embeddings their first values; the position table starts as "
+            "sinusoids. Both are learned on."
         )
     return lines
 

@@ -122,8 +122,8 @@ def study_page(d: Path, out: Path) -> Page:
     spec, ds, metric = study["config"], study["dataset"], study["metric"]
     page = Page(f"warmstart study: what pretraining bought on {ds['name']}")
     page.text(
-        f"Pretrained model ({spec['run']}) vs its scratch twin (same architecture, tokenizer, data order "
-        f"and seeds; random weights) vs {NAMES[baseline(study)]}, on "
+        f"Pretrained model ({spec['run']}) vs its scratch twin (same architecture, tokenizer, data order and "
+        f"seeds; random weights) vs {NAMES[baseline(study)]}, on "
         f"{', '.join(percent(f) for f in study['fractions'])} of the {ds['sizes']['train']:,} training "
         f"{'sentences' if ds.get('kind') == 'tagging' else 'labels'}, {_seeds(study)}. Test {metric} is "
         "measured once per cell, with the weights of the best validation evaluation (TF-IDF: the C best on "
@@ -181,8 +181,8 @@ def _verdict(study: dict, metric: str) -> str:
         if pre and scr and tf:
             a, b, c = (r[metric]["median"] for r in (pre, scr, tf))
             parts.append(
-                f"at {percent(f)} pretrained {100 * (a - b):+.1f} points vs scratch, "
-                f"{100 * (a - c):+.1f} vs {NAMES[baseline(study)]}"
+                f"at {percent(f)} pretrained {100 * (a - b):+.1f} points vs scratch, {100 * (a - c):+.1f} vs "
+                f"{NAMES[baseline(study)]}"
             )
     return ("Median test " + metric + ": " + "; ".join(parts) + ".") if parts else ""
 
@@ -212,9 +212,9 @@ def _provenance(page: Page, d: Path, study: dict, run: Path) -> None:
         "Label fractions are stratified, seeded subsets of the training split: ceil(fraction x count) "
         "examples of every label, drawn by one shuffle per label and seed, so a smaller fraction lies "
         "inside a larger one and pretrained, scratch and the baseline see the same examples. Validation and "
-        f"test are the same for every cell{limit or ' and whole'}. Each finetuning cell trains {epochs} "
-        "over its subset but at least "
-        f"{spec['min_steps']} steps, with at most about {spec.get('max_evals', MAX_EVALS)} validation "
+        f"test are the same for every cell{limit or ' and whole'}. Each finetuning cell trains {epochs} over "
+        f"its subset but at least {spec['min_steps']} steps, with at most about "
+        f"{spec.get('max_evals', MAX_EVALS)} validation "
         "evaluations. " + METHODS[baseline(study)].format(grid=list(C_GRID), sklearn=sklearn_version())
     )
     page.code((d / "study.yaml").read_text(encoding="utf-8"), "study.yaml")
