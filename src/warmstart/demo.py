@@ -171,7 +171,7 @@ def _senses(out: Path, b: dict) -> dict:
     run = str(out / "pretrain")
     pre = embed_word(
         run,
-        "wiki-leads",
+        CORPORA,
         WORD,
         SENSES,
         out / "senses" / "pretrained.npy",
@@ -180,6 +180,6 @@ def _senses(out: Path, b: dict) -> dict:
         **common,
     )
     twin = embed_word(
-        run, "wiki-leads", WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common
+        run, CORPORA, WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common
     )
     return {"pretrained": pre, "twin": twin}
