@@ -179,7 +179,5 @@ def _senses(out: Path, b: dict) -> dict:
         static=str(out / "word2vec"),
         **common,
     )
-    twin = embed_word(
-        run, CORPORA, WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common
-    )
+    twin = embed_word(run, CORPORA, WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common)
     return {"pretrained": pre, "twin": twin}

@@ -91,9 +91,15 @@ class MLMHead(nn.Module):
         return F.linear(h, self.tied[0].weight, self.bias)
 
 
-def masked_lm_loss(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor):
+def masked_count(batch: dict) -> float:
+    """The positions a masked-LM loss is a mean over."""
+    return float((batch["labels"] != IGNORE).sum())
+
+
+def masked_lm_loss(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor, norm: float | None = None):
     """(mean loss, stats, (logits, picked, n)): cross-entropy over the selected positions only; the
-    vocabulary projection runs only on them. ``logits[:n]`` belong to the flat positions ``picked[:n]``."""
+    vocabulary projection runs only on them. ``logits[:n]`` belong to the flat positions ``picked[:n]``.
+    ``norm``: divide the sum by this count instead of the batch's own (a step's count: train/step.py)."""
     labels = labels.reshape(-1)
     picked = (labels != IGNORE).nonzero().squeeze(1)
     n = picked.numel()
@@ -104,7 +110,7 @@ def masked_lm_loss(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor):
     target[n:] = IGNORE
     logits = head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
     loss_sum = F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=IGNORE)
-    loss = loss_sum / max(n, 1)
+    loss = loss_sum / max(n if norm is None else norm, 1)
     correct = (logits[:n].argmax(-1) == target[:n]).sum()
     return loss, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}, (logits, picked, n)
 

@@ -17,7 +17,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.data.sentence_pairs import PairWindows, draw_pairs, encode_pairs
 from warmstart.errors import WarmstartError
-from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig, masked_lm_loss
+from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig, masked_count, masked_lm_loss
 
 
 @dataclass
@@ -81,14 +81,19 @@ class NextSentenceLM(MaskedLM):
         nn.init.normal_(self.sentence_head.weight, std=c.initializer_range)
         nn.init.zeros_(self.sentence_head.bias)
 
-    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+    def counts(self, batch: dict) -> dict[str, float]:
+        """The two means the loss adds: over masked positions, over sentence pairs (train/step.py)."""
+        return {"mlm": masked_count(batch), "sentence": float(batch["sentence_label"].numel())}
+
+    def forward(self, batch: dict, norms: dict | None = None) -> tuple[torch.Tensor, dict]:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-        mlm_loss, mlm_stats, _ = masked_lm_loss(self.head, hidden, batch["labels"])
+        mlm_norm = norms["mlm"] if norms else None
+        mlm_loss, mlm_stats, _ = masked_lm_loss(self.head, hidden, batch["labels"], mlm_norm)
         logits = self.sentence_head(self.encoder.pool(hidden))
         target = batch["sentence_label"]
         n = target.numel()
         sentence_sum = F.cross_entropy(logits.float(), target, reduction="sum")
-        loss = mlm_loss + self.nsp.weight * sentence_sum / max(n, 1)
+        loss = mlm_loss + self.nsp.weight * sentence_sum / max(norms["sentence"] if norms else n, 1)
         correct = (logits.argmax(-1) == target).sum()
         stats = {
             "loss": (loss.detach(), 1),

@@ -20,7 +20,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel, embedding_width
 from warmstart.nn.mlp import activation
-from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMConfig, MLMHead, masked_lm_loss
+from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMConfig, MLMHead, masked_count, masked_lm_loss
 
 EVAL_SAMPLING_SEED = 1234  # evaluation samples the same replacements every time: comparable curves
 
@@ -133,10 +133,20 @@ class ReplacedTokenDetection(nn.Module):
             nn.init.normal_(m.weight, std=c.initializer_range)
             nn.init.zeros_(m.bias)
 
-    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+    def counts(self, batch: dict) -> dict[str, float]:
+        """The two means the loss adds: the generator's over masked positions, the discriminator's over
+        every (unpadded) token (train/step.py)."""
+        mask = batch.get("attention_mask")
+        tokens = float(mask.sum()) if mask is not None else float(batch["input_ids"].numel())
+        return {"mlm": masked_count(batch), "rtd": tokens}
+
+    def forward(self, batch: dict, norms: dict | None = None) -> tuple[torch.Tensor, dict]:
         ids, mask, types = batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids")
         hidden = self.generator(ids, mask, types)
-        gen_loss, stats, (logits, picked, n) = masked_lm_loss(self.generator_head, hidden, batch["labels"])
+        norm = norms["mlm"] if norms else None
+        gen_loss, stats, (logits, picked, n) = masked_lm_loss(
+            self.generator_head, hidden, batch["labels"], norm
+        )
         with torch.no_grad():
             rng = None
             if not self.training:
@@ -150,7 +160,7 @@ class ReplacedTokenDetection(nn.Module):
             F.binary_cross_entropy_with_logits(scores.float(), target, reduction="none") * weight
         ).sum()
         tokens = weight.sum()
-        rtd_loss = rtd_sum / tokens.clamp(min=1)
+        rtd_loss = rtd_sum / (max(norms["rtd"], 1) if norms else tokens.clamp(min=1))
         loss = gen_loss + self.cfg.rtd_weight * rtd_loss
         correct = (((scores > 0) == replaced).float() * weight).sum()
         stats = {

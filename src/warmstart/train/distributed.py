@@ -214,17 +214,6 @@ class RankBatches:
         self.stand_in = not mine
         return batch
 
-    def weigh(self, loss: torch.Tensor, stats: dict, tokens: int) -> tuple[torch.Tensor, float, int]:
-        """(loss to backpropagate, the global micro-batch's mean loss, its tokens). The loss is scaled by
-        world x this rank's count / the global count: averaged over ranks, that is the global mean."""
-        if not active():
-            return loss, float(loss.detach()), tokens
-        count = 0.0 if self.stand_in else float(stats["loss"][1]) if "loss" in stats else 1.0
-        value = float(loss.detach())
-        n, total, tokens = sum_all([count, value * count, 0 if self.stand_in else tokens])
-        scale = count * world() / n if n else 0.0
-        return loss * scale, (total / n if n else value), int(tokens)
-
 
 class EvalRows:
     """Evaluation batches that processes split by rows (each scores its rows of every batch, so the batches
@@ -376,7 +365,19 @@ def load_optimizer_state(unit: nn.Module | None, opt: torch.optim.Optimizer, sd:
     set_optimizer_state_dict(unit, opt, full, options=StateDictOptions(full_state_dict=True))
 
 
-LOST = ("gloo", "NCCL", "nccl", "Connection", "Timed out", "timed out", "Broken pipe")
+# gloo's words when a peer died or hung: in an all-reduce of ours, or in DDP's gradient all-reduce during
+# backward ("Application timeout caused pair closure")
+LOST = (
+    "gloo",
+    "NCCL",
+    "nccl",
+    "Connection",
+    "Timed out",
+    "timed out",
+    "timeout",
+    "Broken pipe",
+    "pair closure",
+)
 
 
 def failure(exc: BaseException, resume: str | None = None) -> WarmstartError | None:

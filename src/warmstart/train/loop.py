@@ -22,6 +22,7 @@ from warmstart.train.logging import RunLogger, progress
 from warmstart.train.optim import adamw
 from warmstart.train.schedule import SCHEDULES, lr_multiplier
 from warmstart.train.signals import StopRequest
+from warmstart.train.step import step_gradients
 
 
 @dataclass
@@ -106,11 +107,6 @@ def pick_device(name: str) -> torch.device:
 
 def _to(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
-
-
-def _tokens(batch: dict) -> int:
-    mask = batch.get("attention_mask")
-    return int(mask.sum()) if mask is not None else batch["input_ids"].numel()
 
 
 @torch.no_grad()
@@ -199,17 +195,14 @@ def fit(
             lr = cfg.lr * lr_at(step)
             for group in optimizer.param_groups:  # lr_scale: layer-wise decay and other per-group factors
                 group["lr"] = lr * group.get("lr_scale", 1.0)
-            loss_sum = 0.0
+            batches, counted = [], []
             for a in range(cfg.grad_accum):
-                batch = _to(train.batch(step * cfg.grad_accum + a), device)
-                with ddp.accumulating(model, last=a == cfg.grad_accum - 1):
-                    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
-                        loss, stats = model(batch)
-                    loss, value, tokens = train.weigh(loss, stats, _tokens(batch))  # the global batch's
-                    (loss / cfg.grad_accum).backward()
-                loss_sum += value
-                window_tokens += tokens
-            loss_value = loss_sum / cfg.grad_accum
+                batches.append(_to(train.batch(step * cfg.grad_accum + a), device))
+                counted.append(not train.stand_in)  # torchrun: a process without rows runs a stand-in
+            autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16)  # noqa: E731
+            # the gradient of one mean over every micro-batch and process (train/step.py)
+            loss_value, tokens = step_gradients(model, unit, batches, counted, autocast)
+            window_tokens += tokens
             grad_norm = (
                 float(torch.nn.utils.clip_grad_norm_(unit.parameters(), cfg.clip_norm))
                 if cfg.clip_norm
