@@ -182,3 +182,16 @@ def test_finetune_on_two_processes_equals_one_with_the_doubled_batch(runs, tmp_p
     )
     assert loss < TOL and w < TOL and test_diff < TOL
     assert len(records(dirs[2], "train")) == 13
+
+
+def test_accumulation_on_two_processes_equals_it_on_one(runs, small_shards):
+    """1 process x 2 micro-batches of 4 = 2 processes x 2 micro-batches of 2 (the same global micro-batches):
+    the step's count is summed over micro-batches and processes alike."""
+    root = runs["one"].parent
+    one, two = root / "one-accum", root / "two-accum"
+    for procs, out, batch in ((0, one, 4), (2, two, 2)):
+        code, err = pretrain(procs, small_shards, out, batch, "train.grad_accum=2")
+        assert code == 0, err
+    loss, w = _compare(one, two)
+    print(f"\naccumulation 2: 1 process x batch 4 vs 2 x batch 2: max loss diff {loss:.2e}, weights {w:.2e}")
+    assert loss < TOL and w < TOL
