@@ -34,6 +34,7 @@ demo: $(BASE)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 # warmstart against transformers side by side (issue 10's table; about 20 minutes on 2 CPU cores)
@@ -43,6 +44,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV)

@@ -15,11 +15,11 @@ import json
 import statistics
 from pathlib import Path
 
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
-from warmstart.pretrain import pretrain
 from warmstart.report.plots import line_plot
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 CORPORA = ["wiki-leads", "news"]
 WINDOW = 20

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 CORPORA = ["wiki-leads", "news"]
 CLI = [sys.executable, "-m", "warmstart"]

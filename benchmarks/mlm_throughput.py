@@ -34,7 +34,7 @@ from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
 from warmstart.models.bert import BertConfig, BertModel
 from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMCollator, MLMConfig
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 SMALL = {"layers": 4, "hidden": 256, "heads": 4, "intermediate": None}
 

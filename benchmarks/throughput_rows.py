@@ -23,7 +23,7 @@ import torch
 
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 TOKENIZER_VOCAB = 8192
 BATCHES = 4  # distinct batches cycled through the timed steps
@@ -235,7 +235,7 @@ def _seq2seq_side(unit, model) -> tuple[Callable, Callable]:
 def span(preset: str, batch: int, seq: int, device) -> Row:
     import transformers
 
-    from warmstart.hub_families import config_to_hf
+    from warmstart.hub.families import config_to_hf
     from warmstart.models.t5 import T5Config, T5Model
     from warmstart.objectives.span_corruption import (
         SpanCorruption,
@@ -277,7 +277,7 @@ def span(preset: str, batch: int, seq: int, device) -> Row:
 def denoise(preset: str, batch: int, seq: int, device) -> Row:
     import transformers
 
-    from warmstart.hub_families import config_to_hf
+    from warmstart.hub.families import config_to_hf
     from warmstart.models.bart import BartConfig, BartModel
     from warmstart.objectives.denoising import Denoising, DenoisingCollator, DenoisingConfig
 

@@ -40,7 +40,7 @@ def classifier_dir() -> tuple[Path, Path]:
     its `warmstart import` (the same weights as a warmstart finetuned model)."""
     import transformers
 
-    from warmstart.hub import import_hf
+    from warmstart.hub.convert import import_hf
 
     tok = pre.tokenizer("wordpiece")
     root = Path(tempfile.mkdtemp())
@@ -59,7 +59,7 @@ def _encoded(tok) -> list[dict]:
 
 def finetune(batch: int, device) -> Row:
 
-    from warmstart.pretrained import load_finetuned
+    from warmstart.checkpoints.load import load_finetuned
     from warmstart.tasks.base import TrainBatches
 
     hf_dir, ours_dir = classifier_dir()
@@ -132,7 +132,7 @@ class TrainerSide:
 def inference(batch: int, device) -> Row:
     import transformers
 
-    from warmstart.inference import predict_lines
+    from warmstart.checkpoints.predict import predict_lines
 
     hf_dir, ours_dir = classifier_dir()
     texts, _ = snippets()
@@ -168,9 +168,9 @@ def inference(batch: int, device) -> Row:
 def generation(batch: int, new_tokens: int, device) -> Row:
     import transformers
 
-    from warmstart.generation import GenerationConfig, generate
-    from warmstart.hub import import_hf
-    from warmstart.pretrained import load_generator
+    from warmstart.checkpoints.load import load_generator
+    from warmstart.generation.decode import GenerationConfig, generate
+    from warmstart.hub.convert import import_hf
 
     tok = pre.tokenizer("bpe")
     root = Path(tempfile.mkdtemp())

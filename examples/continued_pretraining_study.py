@@ -18,11 +18,11 @@ import json
 import statistics
 from pathlib import Path
 
+from warmstart.commands.finetune import finetune
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
-from warmstart.finetune import finetune
-from warmstart.pretrain import pretrain
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 from warmstart.train.logging import read_metrics
 
 COMMON = ["data.seq_len=128", "train.batch_size=32", "train.bf16=true", "train.eval_batches=20"]

@@ -19,12 +19,12 @@ import statistics
 import time
 from pathlib import Path
 
+from warmstart.commands.finetune import finetune
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
-from warmstart.finetune import finetune
-from warmstart.pretrain import pretrain
 from warmstart.report.plots import bar_plot
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 from warmstart.train.logging import read_metrics
 
 ARMS = {  # name: (preset, tokenizer kind, extra overrides)

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from warmstart.finetune import finetune
+from warmstart.commands.finetune import finetune
 
 ARMS = {
     "pretrained-full": {"from_scratch": False, "strategy": {"strategy": "full"}},

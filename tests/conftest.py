@@ -16,7 +16,7 @@ import pytest
 
 from warmstart.data.packages import package_file
 from warmstart.data.shards import prepare_shards
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 _CACHES = {"HOME": "home", "WARMSTART_CACHE": "warmstart", "XDG_CACHE_HOME": "xdg-cache",
            "XDG_CONFIG_HOME": "xdg-config", "XDG_DATA_HOME": "xdg-data", "MPLCONFIGDIR": "matplotlib",
@@ -66,7 +66,7 @@ def other_tokenizer(wiki_extracts, tmp_path_factory):
 @pytest.fixture(scope="session")
 def small_shards(wiki_extracts, small_tokenizer, tmp_path_factory):
     """Token shards of 40 train and 10 validation extracts (a few thousand tokens)."""
-    from warmstart.tokenization import Tokenizer
+    from warmstart.tokenization.tokenizer import Tokenizer
 
     out = tmp_path_factory.mktemp("shards") / "wiki"
     splits = {"train": wiki_extracts[3000:3040], "validation": wiki_extracts[3040:3050]}
@@ -77,7 +77,7 @@ def small_shards(wiki_extracts, small_tokenizer, tmp_path_factory):
 def _shards(wiki_extracts, tmp_path_factory, kind: str, **options):
     """Shards of the same 40 + 10 extracts as ``small_shards``, with a 1,000-token ``kind`` tokenizer
     (trained on 1,500 extracts) saved inside them: pass the directory as data.shards."""
-    from warmstart.tokenization import Tokenizer
+    from warmstart.tokenization.tokenizer import Tokenizer
 
     tok_dir = tmp_path_factory.mktemp("tokenizer") / kind
     train_tokenizer(wiki_extracts[:1500], kind, 1000, tok_dir, show_progress=False, **options)
@@ -112,7 +112,7 @@ TINY_MODEL = [
 @pytest.fixture(scope="session")
 def tiny_pretrained(small_shards, tmp_path_factory):
     """A 2-layer, hidden-32 BERT pretrained by MLM for 12 steps on the small shards: a run directory."""
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     out = tmp_path_factory.mktemp("pretrained") / "run"
     overrides = TINY_MODEL + [

@@ -3,8 +3,8 @@
 import pytest
 
 from warmstart import config as C
+from warmstart.checkpoints.build import PretrainConfig, resolve
 from warmstart.errors import WarmstartError
-from warmstart.pretrain import PretrainConfig, resolve
 
 
 def test_precedence_preset_file_flags_overrides(tmp_path):

@@ -7,7 +7,7 @@ import yaml
 from safetensors.torch import load_file
 
 from tests.cli.test_bad_input import assert_one_line_error, run
-from warmstart.pretrain import pretrain
+from warmstart.commands.pretrain import pretrain
 
 SHORT = ["train.batch_size=8", "train.eval_every=0", "train.eval_batches=2", "train.progress=false"]
 

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from warmstart.cli import main
+from warmstart.checkpoints.features import embed
+from warmstart.checkpoints.load import load_encoder
+from warmstart.cli.main import main
+from warmstart.commands.probe import accuracy, fit_probe
 from warmstart.errors import WarmstartError
-from warmstart.features import check_layer, embed
-from warmstart.pretrained import load_encoder
-from warmstart.probe import accuracy, fit_probe
+from warmstart.nn.pooling import check_layer
 from warmstart.tasks.base import encoder_inputs
 
 

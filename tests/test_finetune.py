@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
-from warmstart.cli import main
-from warmstart.finetune import finetune
-from warmstart.pretrained import load_finetuned
+from warmstart.checkpoints.load import load_finetuned
+from warmstart.cli.main import main
+from warmstart.commands.finetune import finetune
 
 FAST = ["train.progress=false", "task.max_length=48", "train.batch_size=16", "evals_per_epoch=2"]
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.tasks.test_multiple_choice import choice_records
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 FAST = ["train.progress=false", "train.batch_size=16", "evals_per_epoch=1", "--lr", "1e-3"]
 

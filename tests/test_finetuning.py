@@ -10,10 +10,10 @@ from torch import nn
 
 from warmstart.config import field_help, from_dict
 from warmstart.errors import WarmstartError
-from warmstart.finetuning import StrategyConfig, apply_strategy, describe, lr_scales
 from warmstart.models.bert import BertConfig, BertModel
 from warmstart.nn.lora import LoRALinear, merge_lora
 from warmstart.train.optim import adamw
+from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales
 
 H, L, I, V, P, T, C = 32, 4, 64, 200, 64, 2, 3  # hidden, layers, inner, vocab, positions, types, classes
 

@@ -10,10 +10,12 @@ import torch
 from torch import nn
 
 from warmstart.errors import WarmstartError
-from warmstart.generation import GenerationConfig, _Streamer, generate, prompt_ids
+from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
+from warmstart.generation.streamer import Streamer
 from warmstart.models.bart import BartConfig, BartModel
 from warmstart.models.gpt2 import GPT2Config, GPT2Model
 from warmstart.models.t5 import T5Config, T5Model
+from warmstart.registry import family
 
 V, EOS, PAD, START = 97, 2, 1, 0
 PROMPTS = [[5, 6, 7, 8, 9, 10, 11], [12, 13], [20, 21, 22, 23]]  # different lengths: padding is exercised
@@ -252,27 +254,27 @@ def test_generate_leaves_the_model_mode_and_takes_no_gradients():
 
 def test_prompt_ids_mark_the_text_as_each_family_saw_it():
     tok = SimpleNamespace(encode=lambda text: [10, 11], eos_id=2, bos_id=0, doc_sep_id=2)
-    assert prompt_ids(tok, "x", "gpt2") == [2, 10, 11]
-    assert prompt_ids(tok, "x", "t5") == [10, 11, 2]
-    assert prompt_ids(tok, "x", "bart") == [0, 10, 11, 2]
+    assert prompt_ids(tok, "x", family("gpt2").model) == [2, 10, 11]
+    assert prompt_ids(tok, "x", family("t5").model) == [10, 11, 2]
+    assert prompt_ids(tok, "x", family("bart").model) == [0, 10, 11, 2]
 
 
 def test_streaming_holds_back_partial_characters(wiki_extracts, tmp_path):
-    from warmstart.tokenization import train_tokenizer
+    from warmstart.tokenization.train import train_tokenizer
 
     tok = train_tokenizer(wiki_extracts[:200], "bpe", 400, tmp_path / "tok", show_progress=False)
-    prefix = prompt_ids(tok, "Café", "gpt2")
+    prefix = prompt_ids(tok, "Café", family("gpt2").model)
     ids = tok.encode(" naïve 🙂 déjà vu")
     assert len(ids) > len(" naïve 🙂 déjà vu".split())  # some characters span several byte tokens
     out = io.StringIO()
-    streamer = _Streamer(tok, prefix, out, skip_special=True)
+    streamer = Streamer(tok, prefix, out, skip_special=True)
     for i in ids:
         streamer.add(i)
         assert "\ufffd" not in out.getvalue()
     streamer.finish()
     assert out.getvalue() == " naïve 🙂 déjà vu\n"
     shown = io.StringIO()
-    special = _Streamer(tok, [], shown, skip_special=False)
+    special = Streamer(tok, [], shown, skip_special=False)
     for i in [tok.token_to_id("<mask>"), *tok.encode(" x")]:
         special.add(i)
     assert shown.getvalue() == "<mask> x"
@@ -280,7 +282,7 @@ def test_streaming_holds_back_partial_characters(wiki_extracts, tmp_path):
 
 @pytest.mark.parametrize("penalty", [1.0, 0.0, -1.0])
 def test_beam_search_stops_early_only_when_nothing_can_beat_the_finished(penalty, monkeypatch):
-    import warmstart.beam_search as bs
+    import warmstart.generation.beam_search as bs
 
     model, eos, calls = gpt2(), 50, []
     boost = torch.zeros(V)

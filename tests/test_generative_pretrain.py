@@ -5,9 +5,9 @@ import json
 
 import pytest
 
+from warmstart.checkpoints.load import load_generator
+from warmstart.commands.pretrain import pretrain
 from warmstart.errors import WarmstartError
-from warmstart.pretrain import pretrain
-from warmstart.pretrained import load_generator
 
 SHAPES = {
     "gpt2": ["model.n_layer=2", "model.n_embd=32", "model.n_head=2", "model.n_positions=64"],

@@ -12,12 +12,12 @@ import torch
 from safetensors.torch import load_file
 
 from tests.conftest import TINY_MODEL
-from warmstart.cli import main
+from warmstart.checkpoints.load import load_encoder
+from warmstart.cli.main import main
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.packing import FixedWindowBatches, PackedWindows
 from warmstart.data.shards import TokenShards
 from warmstart.objectives.mlm import MaskedLM, MLMCollator, MLMConfig
-from warmstart.pretrain import pretrain
-from warmstart.pretrained import load_encoder
 from warmstart.train.loop import evaluate
 
 pytestmark = [

@@ -13,13 +13,13 @@ from safetensors.torch import load_file, save_file
 
 from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.models.family_helpers import encoder_decoder_inputs, real_ids
-from warmstart.cli import main
-from warmstart.generation import GenerationConfig, generate
-from warmstart.hub import export_hf, import_hf
-from warmstart.pretrain import PretrainConfig
-from warmstart.pretrained import load_encoder, load_generator, model_config
+from warmstart.checkpoints.build import PretrainConfig
+from warmstart.checkpoints.load import load_encoder, load_generator, model_config
+from warmstart.cli.main import main
+from warmstart.generation.decode import GenerationConfig, generate
+from warmstart.hub.convert import export_hf, import_hf
 from warmstart.registry import OBJECTIVES
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.parity
@@ -172,7 +172,7 @@ def test_gpt2_round_trips_with_equal_logits_and_generations(bpe_shards, wiki_ext
 
 
 def test_imported_gpt2_continues_pretraining_with_init(bpe_shards, tmp_path):
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     hf = tiny_gpt2(Tokenizer.load(bpe_shards / "tokenizer"))
     ws = import_hf(hf_dir(tmp_path / "hf", hf, bpe_shards / "tokenizer"), tmp_path / "ws")

@@ -13,15 +13,15 @@ from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.conftest import tiny_bert_config
 from tests.tasks.test_multiple_choice import choice_records
 from tests.test_hub import hf_dir
-from warmstart.cli import main
+from warmstart.checkpoints.load import load_finetuned
+from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
-from warmstart.hub import export_hf, import_hf
+from warmstart.hub.convert import export_hf, import_hf
 from warmstart.models.bert import BertModel
-from warmstart.pretrained import load_finetuned
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.parity

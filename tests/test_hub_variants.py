@@ -10,9 +10,9 @@ from safetensors.torch import load_file, save_file
 
 from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.test_hub import hf_dir, load_unit
-from warmstart.hub import export_hf, import_hf
-from warmstart.pretrained import load_encoder
-from warmstart.tokenization import Tokenizer
+from warmstart.checkpoints.load import load_encoder
+from warmstart.hub.convert import export_hf, import_hf
+from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.parity

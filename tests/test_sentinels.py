@@ -6,8 +6,9 @@ import torch
 from warmstart.errors import WarmstartError
 from warmstart.objectives.mlm import IGNORE, MLMConfig, mask_tokens
 from warmstart.objectives.span_corruption import sentinel_ids
-from warmstart.sentinels import add_sentinels
-from warmstart.tokenization import Tokenizer, train_tokenizer
+from warmstart.tokenization.sentinels import add_sentinels
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 
 @pytest.fixture(scope="module")

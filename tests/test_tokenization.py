@@ -5,7 +5,8 @@ import json
 import pytest
 
 from warmstart.errors import WarmstartError
-from warmstart.tokenization import Tokenizer, train_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 transformers = pytest.importorskip("transformers")
 

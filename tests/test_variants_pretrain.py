@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.conftest import TINY_MODEL
-from warmstart.pretrain import pretrain
+from warmstart.commands.pretrain import pretrain
 
 VARIANTS = {
     "bert mlm+nsp": ["objective=mlm+nsp"],

@@ -1,3 +1,3 @@
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 raise SystemExit(main())

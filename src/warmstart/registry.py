@@ -1,5 +1,7 @@
 """Name -> class tables, so that dispatch on a config string is a lookup, never an if-chain."""
 
+from dataclasses import dataclass
+
 from warmstart.errors import WarmstartError
 from warmstart.models.bart import BartConfig, BartModel
 from warmstart.models.bert import BertConfig, BertModel
@@ -51,3 +53,29 @@ def lookup(table: dict, kind: str, name: str):
     if name not in table:
         raise WarmstartError(f"unknown {kind} '{name}'", f"choose one of: {', '.join(sorted(table))}")
     return table[name]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family as the registry knows it: its config and model classes, and its own self-supervised
+    objective (whose ``hf_architecture`` is the transformers class of the family's LM head)."""
+
+    name: str
+    config: type
+    model: type
+    objective: type
+
+
+def family(name: str) -> Family:
+    config_cls, model_cls = lookup(MODELS, "model family", name)
+    return Family(name, config_cls, model_cls, OBJECTIVES[DEFAULT_OBJECTIVE[name]])
+
+
+def family_of(config_json: dict) -> Family:
+    """The family of a checkpoint's config.json (its ``model_type``; warmstart's families only)."""
+    return family(config_json.get("model_type", "bert"))
+
+
+def generates(name: str | None) -> bool:
+    """Whether a family writes text (False for names the registry lacks)."""
+    return name in MODELS and MODELS[name][1].generates

@@ -19,7 +19,7 @@ def labeled_csv(wiki_extracts, tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_finetuned(tiny_pretrained, labeled_csv, tmp_path_factory):
     """One epoch of classification on ``labeled_csv`` from ``tiny_pretrained``: a run directory."""
-    from warmstart.finetune import finetune
+    from warmstart.commands.finetune import finetune
 
     out = tmp_path_factory.mktemp("finetuned") / "run"
     flags = {

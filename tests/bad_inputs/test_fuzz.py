@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warmstart import config as C
+from warmstart.checkpoints.build import config_class
+from warmstart.commands.finetune import FinetuneConfig
 from warmstart.data.catalog import DataOptions, open_dataset
 from warmstart.errors import WarmstartError
-from warmstart.finetune import FinetuneConfig
-from warmstart.generation import GenerationConfig
-from warmstart.pretrain import config_class
+from warmstart.generation.decode import GenerationConfig
 from warmstart.word2vec import io as vectors_io
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,6 +109,6 @@ OBJECTS = st.dictionaries(FIELDS, JSON, max_size=4).map(json.dumps)
 @FAST
 @given(line=st.one_of(SYNTAX, OBJECTS), kind=st.sampled_from(["labeled", "tagging", "qa", "choice"]))
 def test_prediction_input_lines(line, kind):
-    from warmstart.inference import _record
+    from warmstart.checkpoints.predict import parse_record
 
-    ok_or_clear_error(lambda: _record(line, 1, kind))
+    ok_or_clear_error(lambda: parse_record(line, 1, kind))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.cases import CASES
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 PROGRESS = re.compile(r"\[\d\d:\d\d")  # a tqdm bar ("tokenizing train: 0.00B [00:00, ?B/s]") is no message
 SCRIPT = Path(sys.executable).with_name("warmstart")

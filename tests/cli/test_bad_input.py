@@ -3,7 +3,7 @@
 import pytest
 
 from tests.conftest import TINY_MODEL
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 
 def run(capsys, *argv):

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from warmstart.cli import main
-from warmstart.cloze_probes import PROBES
+from warmstart.cli.main import main
+from warmstart.commands.cloze_probes import PROBES
 from warmstart.report.demo_sections import median, spread
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -76,7 +76,7 @@ def test_studies_plots_probes_and_senses(demo):
 
 
 def test_progress_line_says_stage_elapsed_and_an_eta_scaled_by_pace(capsys, monkeypatch):
-    from warmstart import demo_budget
+    from warmstart.commands import demo_budget
 
     clock = iter([0.0, 0.0, 30.0, 30.0])
     monkeypatch.setattr(demo_budget.time, "perf_counter", lambda: next(clock))

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from warmstart.cli import main
+from warmstart.checkpoints.load import load_encoder
+from warmstart.cli.main import main
+from warmstart.commands.word_senses import find_occurrences, parse_senses, sense_separation
 from warmstart.errors import WarmstartError
-from warmstart.pretrained import load_encoder
-from warmstart.word_senses import find_occurrences, parse_senses, sense_separation
 
 SENSES = ["industry=power,nuclear,factory", "botany=species,flowering,genus"]
 
@@ -50,7 +50,7 @@ def test_vectors_sentences_and_plot(embedded, tiny_pretrained):
 
 
 def test_a_word_deep_in_a_long_sentence_gets_a_window(tiny_pretrained):
-    from warmstart.word_senses import Occurrence, contextual_vectors
+    from warmstart.commands.word_senses import Occurrence, contextual_vectors
 
     encoder, tok, _ = load_encoder(tiny_pretrained)
     sentence = "The old mill by the river " * 40 + "became a power plant in 1950."

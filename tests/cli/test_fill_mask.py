@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from warmstart.cli import main
-from warmstart.fill_mask import FillMask
+from warmstart.checkpoints.fill_mask import FillMask
+from warmstart.cli.main import main
 
 TEXT = "The city is the [MASK] of the region and lies on the [MASK] river."
 
@@ -16,7 +16,7 @@ TEXT = "The city is the [MASK] of the region and lies on the [MASK] river."
 def reference(tiny_pretrained, tmp_path_factory):
     """transformers' softmax at the two masks, from the run exported with `warmstart export`."""
     transformers = pytest.importorskip("transformers")
-    from warmstart.hub import export_hf
+    from warmstart.hub.convert import export_hf
 
     out = export_hf(tiny_pretrained, tmp_path_factory.mktemp("fill") / "hf")
     model = transformers.BertForMaskedLM.from_pretrained(out).eval()

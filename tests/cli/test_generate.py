@@ -5,15 +5,15 @@ import pytest
 
 from tests.cli.test_bad_input import assert_one_line_error, run
 from warmstart.config import all_keys
-from warmstart.generation import GenerationConfig
+from warmstart.generation.decode import GenerationConfig
 
 
 @pytest.fixture(scope="module")
 def gpt2_run(wiki_extracts, tmp_path_factory):
     """A byte-level BPE tokenizer on 300 real extracts and a gpt2-tiny (64 positions) trained 10 steps."""
+    from warmstart.commands.pretrain import pretrain
     from warmstart.data.shards import prepare_shards
-    from warmstart.pretrain import pretrain
-    from warmstart.tokenization import train_tokenizer
+    from warmstart.tokenization.train import train_tokenizer
 
     root = tmp_path_factory.mktemp("gpt2")
     tok = train_tokenizer(wiki_extracts[:300], "bpe", 800, root / "tok", show_progress=False)
@@ -29,9 +29,9 @@ def gpt2_run(wiki_extracts, tmp_path_factory):
 @pytest.fixture(scope="module", params=["t5", "bart"])
 def encdec_run(request, wiki_extracts, tmp_path_factory):
     """A tiny T5 (unigram tokenizer with 20 sentinels, span corruption) or BART (bpe, denoising): 10 steps."""
+    from warmstart.commands.pretrain import pretrain
     from warmstart.data.shards import prepare_shards
-    from warmstart.pretrain import pretrain
-    from warmstart.tokenization import train_tokenizer
+    from warmstart.tokenization.train import train_tokenizer
 
     arch = request.param
     root = tmp_path_factory.mktemp(arch)
@@ -77,13 +77,13 @@ def test_prompts_from_a_file_sampling_and_beam_search(capsys, gpt2_run, tmp_path
 
 
 def test_encoder_decoder_runs_print_their_output(capsys, encdec_run):
-    from warmstart.generation import generate, prompt_ids
-    from warmstart.pretrained import load_generator
+    from warmstart.checkpoints.load import load_generator
+    from warmstart.generation.decode import generate, prompt_ids
 
     arch, run_dir = encdec_run
     text = "The <extra_id_0> of the city"
     model, tok, config_json = load_generator(run_dir)
-    new = generate(model, [prompt_ids(tok, text, arch)], GenerationConfig(max_new_tokens=6),
+    new = generate(model, [prompt_ids(tok, text, model)], GenerationConfig(max_new_tokens=6),
                    eos_id=config_json["eos_token_id"], pad_id=config_json["pad_token_id"],
                    decoder_start_id=config_json["decoder_start_token_id"])[0]  # fmt: skip
     for flag, skip in (["--show-special"], False), ([], True):

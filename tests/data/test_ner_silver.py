@@ -102,7 +102,7 @@ def test_sentences_drop_whitespace_and_never_split_an_entity():
 
 
 def test_cli_build_and_show(tmp_path, monkeypatch, capsys):
-    from warmstart.cli import main
+    from warmstart.cli.main import main
     from warmstart.data.catalog import _named
 
     monkeypatch.setenv("WARMSTART_CACHE", str(tmp_path))

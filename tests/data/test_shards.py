@@ -7,7 +7,8 @@ import pytest
 
 from warmstart.data.shards import TokenShards, prepare_shards, read_meta, token_dtype
 from warmstart.errors import WarmstartError
-from warmstart.tokenization import Tokenizer, train_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,6 @@ import pytest
 @pytest.fixture(scope="session")
 def tokenizer(small_tokenizer):
     """The small real WordPiece tokenizer, loaded."""
-    from warmstart.tokenization import Tokenizer
+    from warmstart.tokenization.tokenizer import Tokenizer
 
     return Tokenizer.load(small_tokenizer)

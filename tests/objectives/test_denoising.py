@@ -16,7 +16,8 @@ from warmstart.objectives.denoising import (
     token_deletion,
     token_masking,
 )
-from warmstart.tokenization import Tokenizer, train_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 BOS, PAD, EOS, UNK, MASK = 0, 1, 2, 3, 4  # the bpe kind's special ids
 SPECIAL = torch.tensor([BOS, PAD, EOS, UNK, MASK])

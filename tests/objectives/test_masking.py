@@ -15,7 +15,8 @@ from warmstart.objectives.masking import (
     word_starts,
 )
 from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMCollator, MLMConfig, mask_tokens
-from warmstart.tokenization import Tokenizer, train_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 
 MODES = ("token", "whole_word", "span")
 

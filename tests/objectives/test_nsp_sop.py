@@ -18,7 +18,7 @@ from warmstart.objectives.nsp_sop import (
     SentenceOrderLM,
     SentencePairCollator,
 )
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
 
 SEQ = 64

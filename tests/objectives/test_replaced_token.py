@@ -6,6 +6,8 @@ import torch
 from safetensors.torch import load_file
 
 from tests.conftest import TINY_MODEL, tiny_bert_config
+from warmstart.checkpoints.load import load_encoder
+from warmstart.commands.pretrain import pretrain
 from warmstart.models.bert import BertModel
 from warmstart.objectives.mlm import IGNORE, MLMConfig
 from warmstart.objectives.replaced_token import (
@@ -15,8 +17,6 @@ from warmstart.objectives.replaced_token import (
     replace_tokens,
     sample,
 )
-from warmstart.pretrain import pretrain
-from warmstart.pretrained import load_encoder
 
 
 def test_a_sample_equal_to_the_original_counts_as_original():

@@ -14,8 +14,8 @@ from warmstart.objectives.span_corruption import (
     seq2seq_batch,
     span_corrupt,
 )
-from warmstart.sentinels import add_sentinels
-from warmstart.tokenization import train_tokenizer
+from warmstart.tokenization.sentinels import add_sentinels
+from warmstart.tokenization.train import train_tokenizer
 
 EOS, PAD = 1, 0
 SENTINELS = list(range(1099, 999, -1))  # <extra_id_0> has the last id, as in T5

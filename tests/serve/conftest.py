@@ -7,7 +7,7 @@ import pytest
 
 from tests.tasks.test_multiple_choice import choice_records
 from tests.test_generative_pretrain import SHAPES
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 FAST = ["--epochs", "1", "train.progress=false", "train.batch_size=16", "evals_per_epoch=1", "--lr", "1e-3"]
 
@@ -19,7 +19,7 @@ def finetune(init, task: str, dataset, out, *extra):
 
 
 def pretrain_tiny(arch: str, shards, out):
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     flags = {"out": str(out), "arch": arch, "data": {"shards": str(shards)}, "train": {"steps": 6}}
     extra = ["data.seq_len=64", "train.batch_size=8", "train.progress=false", "train.save_every=0",

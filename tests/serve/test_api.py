@@ -2,7 +2,7 @@
 
 import json
 
-from warmstart.inference import predict_lines
+from warmstart.checkpoints.predict import predict_lines
 
 
 def predicted(run, fields: dict) -> dict:
@@ -73,7 +73,7 @@ def sse(text: str) -> list[tuple[str, dict]]:
 
 
 def test_gpt2_streams_what_generate_prints(api, gpt2_run, capsys):
-    from warmstart.cli import main
+    from warmstart.cli.main import main
 
     client = api(gpt2_run)
     fields = {"text": "The city", "max_new_tokens": 8}

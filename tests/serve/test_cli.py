@@ -9,7 +9,7 @@ import pytest
 
 from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.serve.live import live_server
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 
 def test_run_argument_is_required(capsys):

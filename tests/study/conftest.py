@@ -2,7 +2,7 @@
 
 import pytest
 
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 FAST = [
     "data.train_limit=200",

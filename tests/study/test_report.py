@@ -4,7 +4,7 @@ import json
 import re
 
 from tests.cli.test_bad_input import assert_one_line_error, run
-from warmstart.cli import main
+from warmstart.cli.main import main
 from warmstart.train.logging import read_metrics
 
 IMG = re.compile(r'<img alt="([^"]+)" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}">')

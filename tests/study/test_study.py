@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-import warmstart.finetune
+import warmstart.commands.finetune
 from tests.cli.test_bad_input import assert_one_line_error, run
 from tests.study.conftest import study_args
-from warmstart.cli import main
+from warmstart.cli.main import main
 
 MODELS = ("pretrained", "scratch", "tfidf")
 
@@ -50,13 +50,13 @@ def test_rerun_skips_finished_cells_and_redoes_a_half_written_one(study_dir, tmp
     (half / "cell.json").unlink()  # as if interrupted after finetuning started
     (half / "run" / "test_metrics.json").unlink()
     calls = []
-    real = warmstart.finetune.finetune
+    real = warmstart.commands.finetune.finetune
 
     def counting(*args, **kwargs):
         calls.append(kwargs.get("flags") or args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(warmstart.finetune, "finetune", counting)
+    monkeypatch.setattr(warmstart.commands.finetune, "finetune", counting)
     run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
     assert main(study_args(run_dir, copy)) == 0
     assert len(calls) == 1 and calls[0]["from_scratch"] and calls[0]["data"]["subset_seed"] == 2

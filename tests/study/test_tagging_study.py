@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from warmstart.cli import main
+from warmstart.cli.main import main
 from warmstart.data.catalog import open_dataset
 from warmstart.study import frequent_tag
 

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from warmstart.cli import main
+from warmstart.cli.main import main
 from warmstart.tasks.breakdown import breakdown, one_class_warning
 
 

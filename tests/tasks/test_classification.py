@@ -10,7 +10,7 @@ from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.classification import ClassificationTask
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
 
 

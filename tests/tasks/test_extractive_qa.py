@@ -10,7 +10,7 @@ from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering
 from warmstart.tasks.qa_decode import decode
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
 
 

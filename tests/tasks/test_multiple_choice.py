@@ -12,7 +12,7 @@ from warmstart.data.catalog import open_dataset
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 
 def choice_records(wiki_extracts, n=12):

@@ -7,12 +7,12 @@ import math
 import pytest
 import torch
 
-from warmstart.cli import main
+from warmstart.cli.main import main
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import open_dataset
 from warmstart.data.mixing import MixedBatches, mixing_rates
 from warmstart.data.to_text import parse_label_words, to_text
 from warmstart.errors import WarmstartError
-from warmstart.pretrain import pretrain
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.multitask import (
     MultitaskConfig,
@@ -237,10 +237,10 @@ class FakeSeq2Seq(torch.nn.Module):
 
 def test_evaluation_scores_each_task_on_its_own_rows():
     task = MultitaskTask(TaskConfig(name="multitask"))
-    task.model_type = "t5"
+    task.model_type, task.decoder_only = "t5", False
     unit = task.build(FakeSeq2Seq(), []).eval()
     pairs = TextPairs(
-        [[3, 1]] * 6, [[4, 1]] * 6, ["positive", "negative", "positive"] + ["x"] * 3, 0, 0, "t5"
+        [[3, 1]] * 6, [[4, 1]] * 6, ["positive", "negative", "positive"] + ["x"] * 3, 0, 0, False
     )
     tags = ["rt", "rt", "rt", "qa", "qa", None]
     golds = [["positive"], ["negative"], ["positive"], ["the film genre", "genre"], ["no answer"], ["x"]]

@@ -10,7 +10,7 @@ from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
 from warmstart.tasks.tagging import TaggingTask
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
 
 

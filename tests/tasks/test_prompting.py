@@ -12,17 +12,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from tests.cli.test_bad_input import assert_one_line_error
-from warmstart.cli import main
-from warmstart.errors import WarmstartError
-from warmstart.models.gpt2 import GPT2Config, GPT2Model
-from warmstart.tasks.prompting import (
+from warmstart.cli.main import main
+from warmstart.commands.prompt import (
     PromptConfig,
     build_prompt,
     draw_demonstrations,
     evaluate_prompting,
     label_scores,
 )
-from warmstart.tokenization import Tokenizer
+from warmstart.errors import WarmstartError
+from warmstart.models.gpt2 import GPT2Config, GPT2Model
+from warmstart.tokenization.tokenizer import Tokenizer
 
 DEMOS = [
     {"text": "a wonderful, moving film", "label": "fresh"},
@@ -178,7 +178,7 @@ def test_bad_data_is_refused_before_loading_a_model(tmp_path):
 
 @pytest.fixture(scope="module")
 def gpt2_run(bpe_shards, tmp_path_factory):
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     out = tmp_path_factory.mktemp("prompting") / "run"
     flags = {"out": str(out), "arch": "gpt2", "data": {"shards": str(bpe_shards)}, "train": {"steps": 10}}

@@ -7,14 +7,15 @@ import json
 import pytest
 import torch
 
-from warmstart.cli import main
+from warmstart.cli.main import main
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import open_dataset
 from warmstart.objectives.lm_loss import IGNORE
-from warmstart.pretrain import pretrain
+from warmstart.registry import family_of
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.text_metrics import text_stats, with_bleu
 from warmstart.tasks.text_to_text import TextToTextTask
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 from ..test_generative_pretrain import SHAPES
 
@@ -55,7 +56,8 @@ def encoded(shards, model_type, records, **task):
     tok = Tokenizer.load(shards / "tokenizer")
     t = TextToTextTask(TaskConfig(name="text_to_text", prefix="headline: ", **task))
     start = {"t5": tok.pad_id, "bart": tok.eos_id}.get(model_type)
-    t.bind(tok, {"model_type": model_type, "decoder_start_token_id": start})
+    config_json = {"model_type": model_type, "decoder_start_token_id": start}
+    t.bind(tok, config_json, family_of(config_json))
     return tok, t.encode(records, tok, [], "test").take(range(len(records)))
 
 

@@ -10,12 +10,12 @@ import torch
 from tests.conftest import TINY_MODEL
 from tests.test_generative_pretrain import SHAPES
 from warmstart import config as C
+from warmstart.checkpoints.build import build_unit, config_class, resolve, sections
 from warmstart.data.shards import TokenShards
-from warmstart.finetuning import no_dropout
-from warmstart.pretrain import build_unit, config_class, resolve, sections
-from warmstart.registry import OBJECTIVES, lookup
-from warmstart.tokenization import Tokenizer
+from warmstart.registry import OBJECTIVES, family_of, lookup
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.step import step_gradients
+from warmstart.train.strategies import no_dropout
 
 NO_DROPOUT = {
     "bert": ["model.hidden_dropout_prob=0", "model.attention_probs_dropout_prob=0"],
@@ -91,9 +91,9 @@ def test_the_mean_of_micro_batch_means_was_off_for_masked_lm(small_shards):
 
 @pytest.mark.parametrize("task_name", ["classification", "tagging"])
 def test_finetuning_tasks_accumulate_exactly(task_name, tiny_pretrained, rt_small):
-    from warmstart.finetune import read_splits
-    from warmstart.finetune import resolve as finetune_resolve
-    from warmstart.pretrained import load_encoder
+    from warmstart.checkpoints.load import load_encoder
+    from warmstart.commands.finetune import read_splits
+    from warmstart.commands.finetune import resolve as finetune_resolve
     from warmstart.registry import TASKS
     from warmstart.tasks.base import TrainBatches
 
@@ -108,7 +108,7 @@ def test_finetuning_tasks_accumulate_exactly(task_name, tiny_pretrained, rt_smal
     cfg = finetune_resolve(None, flags, limits)
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     encoder, tokenizer, config_json = load_encoder(cfg.init)
-    task.bind(tokenizer, config_json)
+    task.bind(tokenizer, config_json, family_of(config_json))
     records, name = read_splits(cfg, task)
     labels = task.labels(records["train"])
     feats = task.encode(records["train"], tokenizer, labels, name)

@@ -13,8 +13,8 @@ from safetensors import SafetensorError
 import warmstart.train.checkpoint as checkpoint
 from tests.train.cli_runs import latest_checkpoint, read_checkpoint, same_tensors
 from tests.train.test_resume import run_args
-from warmstart.cli import main
-from warmstart.pretrain import pretrain
+from warmstart.cli.main import main
+from warmstart.commands.pretrain import pretrain
 
 
 def argv(shards, out, *extra) -> list[str]:

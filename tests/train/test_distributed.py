@@ -29,8 +29,8 @@ from tests.train.dist_runs import (
     weights,
     workers,
 )
+from warmstart.commands.pretrain import pretrain as pretrain_fn
 from warmstart.errors import WarmstartError
-from warmstart.pretrain import pretrain as pretrain_fn
 from warmstart.train.checkpoint import read_tensors
 
 pytestmark = [

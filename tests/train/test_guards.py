@@ -8,7 +8,7 @@ import torch
 from safetensors.torch import load_file
 
 from tests.train.test_disk_full import argv
-from warmstart.cli import main
+from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 from warmstart.registry import OBJECTIVES
 from warmstart.train.checkpoint import Checkpointer

@@ -6,9 +6,9 @@ import pytest
 from safetensors.torch import load_file
 
 from tests.conftest import TINY_MODEL
+from warmstart.commands.pretrain import pretrain
 from warmstart.data.packing import PackedWindows
 from warmstart.data.shards import TokenShards
-from warmstart.pretrain import pretrain
 
 
 class Interrupt(Exception):

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from tests.conftest import TINY_MODEL
+from warmstart.commands.pretrain import pretrain
 from warmstart.errors import WarmstartError
-from warmstart.pretrain import pretrain
 from warmstart.train.schedule import lr_multiplier
 
 

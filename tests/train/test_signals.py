@@ -19,7 +19,7 @@ from tests.train.cli_runs import (
     wait_for,
 )
 from tests.train.test_resume import run_args
-from warmstart.pretrain import pretrain
+from warmstart.commands.pretrain import pretrain
 from warmstart.train.signals import Stopped, StopRequest
 
 LINE = re.compile(

@@ -10,7 +10,7 @@ from tests.cli.test_bad_input import assert_one_line_error, run
 @pytest.fixture(scope="module")
 def w2v_run(wiki_extracts, tmp_path_factory):
     """Skip-gram vectors from 2,000 real wiki-leads extracts (a text file), 2 epochs: a run directory."""
-    from warmstart.cli import main
+    from warmstart.cli.main import main
 
     base = tmp_path_factory.mktemp("w2v")
     corpus = base / "wiki.txt"

@@ -8,7 +8,7 @@ import torch
 
 from tests.conftest import TINY_MODEL
 from warmstart.errors import WarmstartError
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.word2vec.vectors import WordVectors
 from warmstart.word2vec.warm_start import project_rows, token_words, warm_start_embeddings
 
@@ -88,7 +88,7 @@ def _vectors_file(tmp_path, tok, dim):
 
 
 def test_pretrain_with_vectors_starts_from_them(small_shards, small_tokenizer, tmp_path):
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     tok = Tokenizer.load(small_tokenizer)
     path, words = _vectors_file(tmp_path, tok, 24)  # hidden size is 32: projected up
@@ -101,7 +101,7 @@ def test_pretrain_with_vectors_starts_from_them(small_shards, small_tokenizer, t
 
     from safetensors.torch import load_file
 
-    from warmstart.pretrained import resolve_checkpoint
+    from warmstart.checkpoints.load import resolve_checkpoint
 
     weights = load_file(resolve_checkpoint(out) / "model.safetensors")
     table = next(v for k, v in weights.items() if k.endswith("embeddings.word.weight"))
@@ -116,7 +116,7 @@ def test_pretrain_with_vectors_starts_from_them(small_shards, small_tokenizer, t
 
 
 def test_pretrain_refuses_other_dimension_before_writing(small_shards, small_tokenizer, tmp_path):
-    from warmstart.pretrain import pretrain
+    from warmstart.commands.pretrain import pretrain
 
     path, _ = _vectors_file(tmp_path, Tokenizer.load(small_tokenizer), 24)
     out = tmp_path / "run"

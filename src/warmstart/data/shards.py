@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
-from warmstart.tokenization import Tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "TokenShards", "prepare_shards", "read_meta", "token_dtype"]
 

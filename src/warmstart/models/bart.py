@@ -52,6 +52,11 @@ class BartConfig:
 
 
 class BartModel(EncoderDecoder):
+    # capabilities (what callers ask instead of testing the family's name)
+    generates = True  # has lm_logits: writes text
+    decoder_only = False  # one causal stack: a prompt continues, no encoder
+    bos_first = True  # texts start with <s> (BART)
+
     def __init__(self, config: BartConfig):
         super().__init__()
         c = self.config = config

@@ -123,6 +123,11 @@ class BertModel(nn.Module):
     reads the discriminator's); it is then not part of this module's parameters or state dict.
     """
 
+    # capabilities (what callers ask instead of testing the family's name)
+    generates = False  # has lm_logits: writes text
+    decoder_only = False  # one causal stack: a prompt continues, no encoder
+    bos_first = False  # texts start with <s> (BART)
+
     def __init__(self, config: BertConfig, shared_embeddings: BertEmbeddings | None = None):
         super().__init__()
         if config.hidden_size % config.num_attention_heads:

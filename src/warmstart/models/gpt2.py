@@ -50,6 +50,11 @@ class GPT2Model(nn.Module):
     """``forward(input_ids, attention_mask=None)`` -> (B, T, H) states after the final LayerNorm;
     ``lm_logits(hidden)`` -> (B, T, V) through the tied embedding."""
 
+    # capabilities (what callers ask instead of testing the family's name)
+    generates = True  # has lm_logits: writes text
+    decoder_only = True  # one causal stack: a prompt continues, no encoder
+    bos_first = False  # texts start with <s> (BART)
+
     def __init__(self, config: GPT2Config):
         super().__init__()
         c = config

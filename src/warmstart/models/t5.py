@@ -54,6 +54,11 @@ class T5Config:
 
 
 class T5Model(EncoderDecoder):
+    # capabilities (what callers ask instead of testing the family's name)
+    generates = True  # has lm_logits: writes text
+    decoder_only = False  # one causal stack: a prompt continues, no encoder
+    bos_first = False  # texts start with <s> (BART)
+
     def __init__(self, config: T5Config):
         super().__init__()
         c = self.config = config

@@ -146,7 +146,7 @@ def sentinel_ids(tokenizer) -> list[int]:
     if not ids:
         raise WarmstartError(
             "the tokenizer has no sentinel tokens (<extra_id_0>, <extra_id_1>, ...) for span corruption",
-            "train a tokenizer with --sentinels 100 (or add them with warmstart.sentinels.add_sentinels)",
+            "train a tokenizer with --sentinels 100 (or add them with tokenization.sentinels.add_sentinels)",
         )
     return ids
 

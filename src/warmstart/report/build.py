@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from warmstart.errors import WarmstartError
+from warmstart.registry import generates
 from warmstart.report import run_report as R
 from warmstart.report.html import Page
 
@@ -51,7 +52,7 @@ def run_page(d: Path, kind: str, out: Path) -> Page:
         arch = cfg.get("arch")
         if kind == "model":
             arch = json.loads((d / "config.json").read_text()).get("model_type")
-        if arch in R.GENERATING:
+        if generates(arch):
             R.generation_samples(page, d, cfg)
     page.heading("Provenance")
     R.config_blocks(page, d, d.name)

@@ -109,7 +109,6 @@ def _sentences(studies: dict, tokens: int) -> list[str]:
 def write_demo_report(
     out: Path, b: dict, timings: dict, studies: dict, probes: dict, senses: dict, machine: dict
 ):
-    from warmstart.demo import WORD
     from warmstart.train.logging import read_metrics
 
     train = read_metrics(out / "pretrain", "train")
@@ -170,7 +169,7 @@ def write_demo_report(
 
     )  # fmt: skip
     S.probes_section(page, probes)
-    S.senses_section(page, senses, WORD)
+    S.senses_section(page, senses, senses["word"])
     S.time_section(page, timings, machine, rate)
     html, md = page.write(out / "report.html")
     return md

@@ -13,8 +13,6 @@ from warmstart.report.html import Page
 from warmstart.report.panel_plot import panel_plot
 from warmstart.train.logging import read_metrics
 
-GENERATING = ("gpt2", "t5", "bart")
-
 
 def plot_path(out: Path, name: str) -> Path:
     """Where a report's plot goes: beside the HTML file, named after it."""
@@ -35,7 +33,7 @@ def run_config(run_dir: Path) -> dict:
 
 def config_blocks(page: Page, run_dir: Path, title: str) -> None:
     """The run's config.yaml (and its model's config.json), folded."""
-    from warmstart.pretrained import resolve_checkpoint
+    from warmstart.checkpoints.load import resolve_checkpoint
 
     if (run_dir / "config.yaml").is_file():
         page.code((run_dir / "config.yaml").read_text(encoding="utf-8"), f"{title}: config.yaml")
@@ -50,7 +48,7 @@ def model_line(run_dir: Path) -> str | None:
     """'bert: 2 layers, hidden 32, ..., 0.1M parameters' from the model's config.json and weight shapes."""
     from safetensors import safe_open
 
-    from warmstart.pretrained import read_config, resolve_checkpoint
+    from warmstart.checkpoints.load import read_config, resolve_checkpoint
 
     try:
         d = resolve_checkpoint(run_dir)

@@ -11,6 +11,8 @@ import io
 import json
 from pathlib import Path
 
+from warmstart.registry import family
+
 PROMPTS = 3
 PROMPT_TOKENS = 12
 NEW_TOKENS = 24
@@ -23,14 +25,15 @@ def _clip(text: str, limit: int = 300) -> str:
 
 def pretrain_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
     """[[prompt, generated]] from the first validation documents of the run's shards."""
+    from warmstart.checkpoints.generate import run_generate
     from warmstart.data.shards import TokenShards
-    from warmstart.generation import GenerationConfig, run_generate
-    from warmstart.tokenization import Tokenizer
+    from warmstart.generation.decode import GenerationConfig
+    from warmstart.tokenization.tokenizer import Tokenizer
 
     shards_dir = Path(cfg.get("data", {}).get("shards") or run_dir / "shards")
     shards = TokenShards.open(shards_dir, "validation")
     tokenizer = Tokenizer.load(shards_dir) if (shards_dir / "tokenizer.json").is_file() else None
-    from warmstart.pretrained import resolve_checkpoint
+    from warmstart.checkpoints.load import resolve_checkpoint
 
     tokenizer = tokenizer or Tokenizer.load(resolve_checkpoint(run_dir))
     prompts = []
@@ -44,7 +47,7 @@ def pretrain_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
         return []
     gen = GenerationConfig(max_new_tokens=NEW_TOKENS, strategy="greedy")
     texts = run_generate(run_dir, prompts, gen, stream=io.StringIO())
-    decoder = cfg.get("arch") == "gpt2"
+    decoder = family(cfg.get("arch", "bert")).model.decoder_only
     return [
         [_clip(p), _clip(t[len(p) :] if decoder and t.startswith(p) else t)] for p, t in zip(prompts, texts)
     ]
@@ -52,9 +55,9 @@ def pretrain_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
 
 def text_to_text_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
     """[[input, reference, generated]] for the first validation records of the run's dataset."""
+    from warmstart.checkpoints.predict import predict_lines
     from warmstart.data.catalog import open_dataset
-    from warmstart.finetune import FinetuneDataConfig, data_options
-    from warmstart.inference import predict_lines
+    from warmstart.data.options import FinetuneDataConfig, data_options
 
     data_cfg = FinetuneDataConfig(
         **{k: v for k, v in cfg.get("data", {}).items() if k in FinetuneDataConfig.__dataclass_fields__}

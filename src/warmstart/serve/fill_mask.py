@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from warmstart.fill_mask import FillMask
+from warmstart.checkpoints.fill_mask import FillMask
 
 
 class FillMaskModel:

@@ -7,9 +7,9 @@ import threading
 
 import torch
 
+from warmstart.checkpoints.load import load_finetuned
+from warmstart.checkpoints.predict import parse_record
 from warmstart.errors import WarmstartError
-from warmstart.inference import _record
-from warmstart.pretrained import load_finetuned
 from warmstart.train.loop import pick_device
 
 
@@ -31,7 +31,7 @@ class FinetunedModel:
     def predict(self, fields: dict, deadline: float | None = None) -> dict:
         """The prediction, with the input fields; ``deadline`` is not needed (one forward pass)."""
         try:
-            record = _record(json.dumps(fields), 1, self.task.kind)
+            record = parse_record(json.dumps(fields), 1, self.task.kind)
         except WarmstartError as e:  # it speaks of "input line 1"
             raise WarmstartError(e.problem.replace("input line 1", "the input"), e.fix) from None
         with self.lock, torch.no_grad():

@@ -9,7 +9,8 @@ import time
 from collections.abc import Iterator
 
 from warmstart.errors import WarmstartError
-from warmstart.generation import GenerationConfig, _Streamer, generate, prompt_ids
+from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
+from warmstart.generation.streamer import Streamer
 from warmstart.models.encoder_decoder import EncoderDecoder
 
 OPTIONS = ("max_new_tokens", "strategy", "temperature", "top_k", "top_p", "seed")
@@ -20,7 +21,7 @@ class Stopped(Exception):
 
 
 class _Pieces:
-    """The stream ``_Streamer`` writes to: each piece of text goes into a queue."""
+    """The stream ``Streamer`` writes to: each piece of text goes into a queue."""
 
     def __init__(self, out: queue.Queue):
         self.out = out
@@ -50,11 +51,10 @@ class GeneratorModel:
 
     @classmethod
     def pretrained(cls, run: str) -> GeneratorModel:
-        from warmstart.pretrained import load_generator
+        from warmstart.checkpoints.load import load_generator
 
         model, tokenizer, config_json = load_generator(run)
-        model_type = config_json.get("warmstart", {}).get("arch", config_json.get("model_type"))
-        return cls(model, tokenizer, config_json, lambda text: prompt_ids(tokenizer, text, model_type))
+        return cls(model, tokenizer, config_json, lambda text: prompt_ids(tokenizer, text, model))
 
     @classmethod
     def text_to_text(cls, finetuned) -> GeneratorModel:
@@ -101,7 +101,7 @@ class GeneratorModel:
             cancelled.set()
 
     def _run(self, prompt, cfg, out: queue.Queue, deadline, cancelled) -> None:
-        streamer = _Streamer(self.tokenizer, prompt if self.decoder else [], _Pieces(out), True)
+        streamer = Streamer(self.tokenizer, prompt if self.decoder else [], _Pieces(out), True)
         eos = self.ids["eos_id"]
 
         def on_step(tokens):

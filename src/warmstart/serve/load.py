@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
+from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
-from warmstart.pretrained import resolve_checkpoint
+from warmstart.registry import generates
 
 FINETUNED = ("classification", "tagging", "extractive_qa", "multiple_choice")
-GENERATING = ("gpt2", "t5", "bart")
 
 
 def _finetuned(run: str):
@@ -53,4 +53,4 @@ def open_model(run: str):
             )
         return LOADERS[name](run)
     arch = block.get("arch", config_json.get("model_type", "bert"))
-    return (_generator if arch in GENERATING else _fill_mask)(run)
+    return (_generator if generates(arch) else _fill_mask)(run)

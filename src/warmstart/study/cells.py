@@ -19,7 +19,6 @@ from pathlib import Path
 
 from warmstart.atomic import write_atomic
 from warmstart.data.subsets import nested_subset
-from warmstart.train.logging import read_metrics
 
 CELL_FILE = "cell.json"
 MAX_EVALS = 20  # small fractions train min_steps over few examples: cap their validation evaluations
@@ -47,7 +46,7 @@ def read_cell(cell_dir: Path) -> dict | None:
         return None
 
 
-def _finish(cell_dir: Path, result: dict) -> dict:
+def finish_cell(cell_dir: Path, result: dict) -> dict:
     write_atomic(cell_dir / CELL_FILE, lambda fh: fh.write(json.dumps(result, indent=2)), text=True)
     return result
 
@@ -69,7 +68,7 @@ def schedule(
 
 
 @contextlib.contextmanager
-def _fresh(cell_dir: Path):
+def fresh_cell(cell_dir: Path):
     """An empty cell directory whose console output goes to log.txt."""
     if cell_dir.exists():
         shutil.rmtree(cell_dir)
@@ -77,58 +76,6 @@ def _fresh(cell_dir: Path):
     with open(cell_dir / "log.txt", "w", encoding="utf-8") as log:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             yield
-
-
-def run_finetune_cell(
-    cell: Cell, root: Path, spec, plan: dict, task: str = "classification", keep_models: bool = False
-) -> dict:
-    """Finetune the pretrained model or its scratch twin on the cell's subset; returns cell.json's dict."""
-    from warmstart.finetune import finetune
-
-    cell_dir, start = cell.path(root), time.perf_counter()
-    flags = {
-        "init": spec.run,
-        "from_scratch": cell.model == "scratch",
-        "out": str(cell_dir / "run"),
-        "epochs": spec.epochs,
-        "seeds": [cell.seed],
-        "breakdown": False,  # a study reports each cell's score; a second test pass would double its cost
-        "task": {"name": task},
-        "data": {"dataset": spec.dataset, "train_fraction": cell.fraction, "subset_seed": cell.seed},
-        "train": {
-            "seed": cell.seed,
-            "progress": False,
-            "steps": plan["steps"],
-            "eval_every": plan["eval_every"],
-            "save_every": plan["steps"],  # a half-done cell is redone, not resumed: no step checkpoints
-        },
-    }
-    with _fresh(cell_dir):
-        finetune(None, flags, spec.overrides, overwrite=True)
-    run = cell_dir / "run"
-    tm = json.loads((run / "test_metrics.json").read_text())
-    curve = [
-        {k: v for k, v in r.items() if k not in ("split", "time")} for r in read_metrics(run, "validation")
-    ]
-    if not keep_models:
-        for name in WEIGHTS:
-            shutil.rmtree(run / name, ignore_errors=True)
-    return _finish(
-        cell_dir,
-        {
-            "model": cell.model,
-            "fraction": cell.fraction,
-            "seed": cell.seed,
-            "train_examples": tm["sizes"]["train"],
-            "metric": tm["metric"],
-            "test": tm["test"],
-            "best_validation": tm["best_validation"],
-            "best_step": tm["best_step"],
-            "steps": tm["steps"],
-            "validation_curve": curve,
-            "seconds": round(time.perf_counter() - start, 2),
-        },
-    )
 
 
 def run_baseline_cell(cell: Cell, root: Path, records: dict[str, list[dict]]) -> dict:
@@ -140,10 +87,10 @@ def run_baseline_cell(cell: Cell, root: Path, records: dict[str, list[dict]]) ->
     cell_dir, start = cell.path(root), time.perf_counter()
     subset = {**records, "train": nested_subset(records["train"], cell.fraction, cell.seed)}
     fit = frequent_tag_baseline if cell.model == "frequent_tag" else tfidf_baseline
-    with _fresh(cell_dir):
+    with fresh_cell(cell_dir):
         result = fit(subset)
     metric = "f1" if "f1" in result["test"] else "accuracy"
-    return _finish(
+    return finish_cell(
         cell_dir,
         {
             "model": cell.model,

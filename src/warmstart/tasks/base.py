@@ -1,6 +1,6 @@
 """What a finetuning task is: data formatting + head + metric, behind one small interface.
 
-The finetune driver (``warmstart.finetune``) only does this with a task::
+The finetune driver (``warmstart.commands.finetune``) only does this with a task::
 
     labels   = task.labels(train_records)                       # label names ([] for extractive QA)
     feats    = task.encode(records, tokenizer, labels, where)   # a Features per split
@@ -86,9 +86,9 @@ class Task:
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg
 
-    def bind(self, tokenizer, config_json: dict) -> None:
-        """Called with the model's tokenizer and config.json before encoding and building (tasks whose
-        formatting depends on the model family use it)."""
+    def bind(self, tokenizer, config_json: dict, family) -> None:
+        """Called with the model's tokenizer, config.json and family (a registry.Family) before encoding and
+        building (tasks whose formatting depends on the model family ask its capabilities)."""
 
     def labels(self, records: list[dict]) -> list[str]:
         """Label names in a stable order (sorted), from the training records."""

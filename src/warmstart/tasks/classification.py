@@ -20,8 +20,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.errors import WarmstartError
-from warmstart.features import POOLING, pool
 from warmstart.nn.dropout import Dropout
+from warmstart.nn.pooling import POOLING, pool
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")

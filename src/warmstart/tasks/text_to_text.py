@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from warmstart.errors import WarmstartError
-from warmstart.generation import GenerationConfig, generate, prompt_ids
+from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
 from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 from warmstart.tasks.base import Features, Task, pad
 from warmstart.tasks.text_metrics import text_stats, with_bleu
@@ -24,18 +24,16 @@ class TextToTextTask(Task):
     name = "text_to_text"
     kind = "seq2seq"
 
-    def bind(self, tokenizer, config_json: dict) -> None:
-        from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES  # the registry imports tasks
-
-        self.tokenizer, self.model_type = tokenizer, config_json.get("model_type", "bert")
-        _, model_cls = MODELS.get(self.model_type, (None, None))
-        if not hasattr(model_cls, "lm_logits"):  # the same test as load_generator's
+    def bind(self, tokenizer, config_json: dict, family) -> None:
+        self.tokenizer, self.model_type = tokenizer, family.name
+        self.decoder_only, self.bos_first = family.model.decoder_only, family.model.bos_first
+        if not family.model.generates:
             raise WarmstartError(
                 f"text_to_text needs a model that writes text, the run holds a {self.model_type} encoder",
                 "start from a t5, bart or gpt2 run (`warmstart pretrain --preset t5-tiny ...`)",
             )
         # the transformers class of the family's own LM objective (T5ForConditionalGeneration, ...)
-        self.hf_architecture = OBJECTIVES[DEFAULT_OBJECTIVE[self.model_type]].hf_architecture
+        self.hf_architecture = family.objective.hf_architecture
         self.decoder_start = config_json.get("decoder_start_token_id")
 
     def labels(self, records: list[dict]) -> list[str]:
@@ -51,28 +49,28 @@ class TextToTextTask(Task):
                     f"{where} has an example with an empty target (input: {r['text'][:60]!r})",
                     "drop empty targets from the data, or fix the target column",
                 )
-            source = prompt_ids(tokenizer, c.prefix + r["text"], self.model_type)
+            source = prompt_ids(tokenizer, c.prefix + r["text"], self)
             body = tokenizer.encode(target)[: c.max_target_length - 2]
-            if self.model_type == "gpt2":
+            if self.decoder_only:
                 source = source[: c.max_length - c.max_target_length - 1] + tokenizer.encode(c.separator)
                 target_ids = body + [tokenizer.eos_id]
             else:
                 source = source[: c.max_length - 1] + source[-1:]  # keep the closing </s>
-                first = [tokenizer.bos_id] if self.model_type == "bart" else []
+                first = [tokenizer.bos_id] if self.bos_first else []
                 target_ids = first + body + [tokenizer.eos_id]
             sources.append(source)
             targets.append(target_ids)
             refs.append(target)
-        return TextPairs(sources, targets, refs, tokenizer.pad_id, self.decoder_start, self.model_type)
+        return TextPairs(sources, targets, refs, tokenizer.pad_id, self.decoder_start, self.decoder_only)
 
     def build(self, model: nn.Module, labels: list[str]) -> nn.Module:
         return TextToTextUnit(model, self)
 
 
 class TextPairs(Features):
-    def __init__(self, sources, targets, refs, pad_id: int, start: int | None, model_type: str):
+    def __init__(self, sources, targets, refs, pad_id: int, start: int | None, decoder_only: bool):
         self.sources, self.targets, self.refs = sources, targets, refs
-        self.pad_id, self.start, self.decoder_only = pad_id, start, model_type == "gpt2"
+        self.pad_id, self.start, self.decoder_only = pad_id, start, decoder_only
         self.lengths = [len(s) + len(t) for s, t in zip(sources, targets)]
 
     def take(self, idx) -> dict:
@@ -104,7 +102,7 @@ class TextToTextUnit(nn.Module):
         super().__init__()
         self.model = model
         self.task = [task]  # a list keeps it out of the module tree
-        self.decoder_only = task.model_type == "gpt2"
+        self.decoder_only = task.decoder_only
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         if self.decoder_only:

@@ -1,0 +1,163 @@
+"""What a pretraining unit is built from: the resolved config (preset, file, flags), the family's model
+config, the objective, and config.json's model block."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+from warmstart import config as C
+from warmstart.config import opt
+from warmstart.data.corpus import DataConfig
+from warmstart.errors import WarmstartError
+from warmstart.models.bert import BertConfig
+from warmstart.objectives.denoising import DenoisingConfig
+from warmstart.objectives.mlm import MLMConfig
+from warmstart.objectives.nsp_sop import NSPConfig
+from warmstart.objectives.replaced_token import ElectraConfig
+from warmstart.objectives.span_corruption import SpanCorruptionConfig
+from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.train.loop import TrainConfig
+from warmstart.word2vec.warm_start import EmbeddingInitConfig
+
+MAX_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_length")
+
+
+@dataclass
+class PretrainConfig:
+    out: str = opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)")
+    arch: str = opt("bert", "model family: bert, gpt2, t5, bart (model.* keys are the family's)")
+    objective: str | None = opt(
+        None,
+        "pretraining objective (default: the family's first): bert: mlm, mlm+nsp, mlm+sop, electra; "
+        "gpt2: clm; t5: span_corruption; bart: denoising",
+    )
+    init: str | None = opt(
+        None, "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
+    )
+    model: BertConfig = dataclasses.field(default_factory=BertConfig)
+    mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
+    nsp: NSPConfig = dataclasses.field(default_factory=NSPConfig)
+    electra: ElectraConfig = dataclasses.field(default_factory=ElectraConfig)
+    span_corruption: SpanCorruptionConfig = dataclasses.field(default_factory=SpanCorruptionConfig)
+    denoising: DenoisingConfig = dataclasses.field(default_factory=DenoisingConfig)
+    embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+
+
+def resolve(
+    preset: str | None, config_file: str | None, flags: dict, overrides: list[str]
+) -> tuple[dict, dict]:
+    """Merge defaults < preset < config file < flags < overrides; returns (resolved dict, explicit dict)."""
+    explicit: dict = {}
+    if preset:
+        explicit = C.merge(explicit, C.load_preset(preset))
+    if config_file:
+        explicit = C.merge(explicit, C.load_yaml(config_file))
+    explicit = C.merge(explicit, flags)
+    for o in overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    explicit["arch"] = family(explicit)
+    cfg = C.from_dict(config_class(explicit), explicit)  # validates keys and types
+    return C.to_dict(cfg), explicit
+
+
+@functools.cache
+def _family_config(arch: str) -> type:
+    config_cls, _ = lookup(MODELS, "model", arch)
+    if config_cls is BertConfig:
+        return PretrainConfig
+    field = dataclasses.field(default_factory=config_cls)
+    return dataclasses.make_dataclass(
+        f"PretrainConfig_{arch}", [("model", config_cls, field)], bases=(PretrainConfig,)
+    )
+
+
+def family_help() -> str:
+    """The model.* keys of the other families, for `--help` (the list above shows BERT's)."""
+    lines = []
+    for arch, (config_cls, _) in MODELS.items():
+        if config_cls is not BertConfig:
+            keys = ", ".join(f.name for f in dataclasses.fields(config_cls))
+            lines.append(f"  arch={arch}: model.{{{keys}}}")
+    return "\n\nmodel keys of the other families (model.* above are bert's):\n" + "\n".join(lines)
+
+
+def family(explicit: dict) -> str:
+    """The model family: ``arch`` as given, else the family of the ``init`` checkpoint, else bert."""
+    arch = explicit.get("arch")
+    if not arch and explicit.get("init"):
+        import json
+
+        from warmstart.checkpoints.load import resolve_checkpoint
+
+        config_json = json.loads((resolve_checkpoint(explicit["init"]) / "config.json").read_text())
+        arch = config_json.get("warmstart", {}).get("arch", config_json.get("model_type"))
+    return str(arch or "bert")
+
+
+def config_class(explicit: dict) -> type:
+    """PretrainConfig with the ``model`` section of the family ``explicit["arch"]`` (BERT's by default)."""
+    return _family_config(str(explicit.get("arch") or "bert"))
+
+
+def objective_name(cfg: PretrainConfig) -> str:
+    """The objective asked for, or the family's default; one that cannot train ``arch`` is an error."""
+    name = cfg.objective or DEFAULT_OBJECTIVE.get(cfg.arch, "mlm")
+    unit_cls = lookup(OBJECTIVES, "objective", name)
+    archs = getattr(unit_cls, "archs", ("bert",))
+    if cfg.arch not in archs:
+        fits = sorted(k for k, v in OBJECTIVES.items() if cfg.arch in getattr(v, "archs", ("bert",)))
+        raise WarmstartError(
+            f"objective {name} does not train a {cfg.arch} model (it trains {', '.join(archs)})",
+            f"for arch {cfg.arch} use --objective {' or '.join(fits)}",
+        )
+    return name
+
+
+def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
+    """config.json: Hugging Face field names plus a warmstart block that says how to rebuild the unit."""
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    start = getattr(unit_cls, "decoder_start_id", None)
+    extra = {"decoder_start_token_id": start(tokenizer)} if start else {}
+    shapes = {s: dataclasses.asdict(getattr(cfg, s)) for s in getattr(unit_cls, "shape_sections", ())}
+    return {
+        "model_type": cfg.arch,
+        "architectures": [unit_cls.hf_architecture],
+        **dataclasses.asdict(cfg.model),
+        "pad_token_id": tokenizer.pad_id,
+        "bos_token_id": tokenizer.bos_id,
+        "eos_token_id": tokenizer.eos_id,
+        **extra,
+        "warmstart": {
+            "arch": cfg.arch,
+            "objective": cfg.objective,
+            "tokenizer": tokenizer.fingerprint(),
+            **shapes,
+        },
+    }
+
+
+def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
+    _, model_cls = lookup(MODELS, "model", cfg.arch)
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    import torch
+
+    torch.manual_seed(cfg.train.seed)
+    return unit_cls(model_cls(cfg.model), *sections(cfg, unit_cls))
+
+
+def sections(cfg: PretrainConfig, unit_cls) -> list:
+    """The config sections an objective reads (e.g. mlm, or mlm and electra)."""
+    return [getattr(cfg, name) for name in unit_cls.sections]
+
+
+def init_std(model_cfg) -> float:
+    """The std of a family's normal initialisation (T5 scales embeddings by its factor instead)."""
+    for key in ("initializer_range", "init_std"):
+        if hasattr(model_cfg, key):
+            return getattr(model_cfg, key)
+    return model_cfg.initializer_factor

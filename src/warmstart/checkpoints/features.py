@@ -1,0 +1,55 @@
+"""Hidden states as features: choose layers, pool, save to .npy; and linear probes layer by layer.
+
+Layer spec (``--layer``): ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
+[embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer). Pooling: ``cls`` (the
+first token's state) or ``mean`` (the mean over non-padding tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from warmstart.nn.pooling import check_layer, pool, select
+
+
+@torch.no_grad()
+def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
+    """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
+    from warmstart.checkpoints.load import check_length
+    from warmstart.tasks.base import encoder_inputs
+
+    check_length(encoder.config, max_length, "--max-length")
+    encoder.eval()
+    ids, types = tokenizer.encode_pairs(texts, None, max_length)
+    order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding
+    for start in range(0, len(ids), batch_size):
+        idx = order[start : start + batch_size]
+        batch = encoder_inputs([ids[i] for i in idx], [types[i] for i in idx], tokenizer.pad_id)
+        states = encoder.hidden_states(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        yield idx, states, batch["attention_mask"]
+
+
+def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_length: int) -> np.ndarray:
+    """(len(texts), D) float32 features, in the order of ``texts``."""
+    check_layer(layer, encoder.config.num_hidden_layers)
+    out: np.ndarray | None = None
+    for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
+        vectors = pool(select(states, layer), mask, pooling).float().numpy()
+        if out is None:
+            out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[idx] = vectors
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int) -> np.ndarray:
+    """(L + 1, len(texts), H): pooled features of the embeddings and of every layer."""
+    out = None
+    for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
+        pooled = torch.stack([pool(s, mask, pooling) for s in states]).float().numpy()
+        if out is None:
+            out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
+        out[:, idx] = pooled
+    return out

@@ -1,0 +1,65 @@
+"""Fill in [MASK]: the top-k tokens of a masked-LM run's head at every mask of a text, with probabilities.
+
+Every mask of one text is predicted at once from the same input (as BERT is trained: the other masks stay
+masks). ``FillMask(run, random_init=True)`` gives the run's random twin (same architecture, tokenizer and
+head shape, untrained weights): the baseline a cloze probe compares against.
+"""
+
+from __future__ import annotations
+
+import torch
+from safetensors.torch import load_file
+
+from warmstart.checkpoints.load import load_encoder, resolve_checkpoint
+from warmstart.errors import WarmstartError
+from warmstart.objectives.mlm import MLMHead
+from warmstart.train.loop import pick_device
+
+MLM_OBJECTIVES = ("mlm", "mlm+nsp", "mlm+sop")  # their units keep the MLM head as ``head.*``
+
+
+class FillMask:
+    def __init__(self, run: str, random_init: bool = False, seed: int = 0, device: str = "auto"):
+        torch.manual_seed(seed)  # the random twin's weights
+        encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
+        objective = config_json.get("warmstart", {}).get("objective")
+        if objective not in MLM_OBJECTIVES or self.tokenizer.mask_id is None:
+            raise WarmstartError(
+                f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",
+                "use a run pretrained with mlm, mlm+nsp or mlm+sop (`warmstart pretrain --objective mlm`)",
+            )
+        c = encoder.config
+        head = MLMHead(c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings)
+        if not random_init:
+            state = load_file(str(resolve_checkpoint(run) / "model.safetensors"))
+            head.load_state_dict({k[len("head.") :]: v for k, v in state.items() if k.startswith("head.")})
+        self.device = pick_device(device)
+        self.encoder, self.head = encoder.eval().to(self.device), head.eval().to(self.device)
+        self.mask_token = self.tokenizer.roles["mask_token"]
+        self.max_length = c.max_position_embeddings
+
+    @torch.no_grad()
+    def probabilities(self, text: str) -> tuple[list[int], torch.Tensor]:
+        """(positions of the masks in the token ids, (masks, vocab) softmax of the head's logits there)."""
+        (ids,), (types,) = self.tokenizer.encode_pairs([text], max_length=self.max_length)
+        where = [i for i, t in enumerate(ids) if t == self.tokenizer.mask_id]
+        if not where:
+            raise WarmstartError(
+                f"the text has no {self.mask_token} in the model's {self.max_length} tokens: {text[:80]!r}",
+                f"put {self.mask_token} where a word should be guessed",
+            )
+        tensor = lambda x: torch.tensor([x], device=self.device)  # noqa: E731
+        hidden = self.encoder(tensor(ids), None, tensor(types))
+        return where, self.head(hidden[0, where]).float().softmax(-1)
+
+    def fill(self, text: str, top_k: int = 5) -> dict:
+        """``{"text", "masks": [[{"token", "score"}, ...] per mask, in order]}``."""
+        if top_k < 1:
+            raise WarmstartError(f"top_k must be at least 1, got {top_k}", "e.g. --top-k 5")
+        _, probs = self.probabilities(text)
+        scores, best = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
+        masks = [
+            [{"token": self.tokenizer.id_to_token(int(t)), "score": round(float(s), 6)} for s, t in zip(*row)]
+            for row in zip(scores, best)
+        ]
+        return {"text": text, "masks": masks}

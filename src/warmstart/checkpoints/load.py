@@ -1,0 +1,143 @@
+"""Load the encoder and tokenizer saved by a warmstart run, for finetuning or inspection."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from warmstart.errors import WarmstartError
+from warmstart.registry import MODELS, family_of, lookup
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.train.checkpoint import read_tensors
+
+
+def resolve_checkpoint(path: str | Path, prefer: str = "final") -> Path:
+    """A model directory: the path itself if it holds weights, else RUN/final and RUN/best (in the order
+    ``prefer`` says), else the last step checkpoint."""
+    path = Path(path)
+    order = ["final", "best"] if prefer == "final" else ["best", "final"]
+    candidates = [path] + [path / name for name in order]
+    ckpts = sorted((path / "checkpoints").glob("step-*")) if (path / "checkpoints").is_dir() else []
+    for c in candidates + ckpts[::-1]:
+        if (c / "model.safetensors").is_file() and (c / "config.json").is_file():
+            read_config(c)  # a damaged config.json fails here, in one clear line
+            return c
+    raise WarmstartError(
+        f"no model found in {path}", "pass a run directory or a checkpoint directory from warmstart"
+    )
+
+
+def read_config(d: Path) -> dict:
+    """The config.json of a model directory as a dict; WarmstartError when it is not a JSON object."""
+    try:
+        data = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise WarmstartError(
+            f"{d / 'config.json'} is not valid JSON ({exc})", "use another checkpoint, or write it again"
+        ) from None
+    if not isinstance(data, dict):
+        raise WarmstartError(f"{d / 'config.json'} does not hold a JSON object", "use another checkpoint")
+    return data
+
+
+def model_config(config_json: dict):
+    arch = config_json.get("warmstart", {}).get("arch", config_json.get("model_type", "bert"))
+    config_cls, model_cls = lookup(MODELS, "model", arch)
+    names = {f.name for f in dataclasses.fields(config_cls)}
+    return config_cls(**{k: v for k, v in config_json.items() if k in names}), model_cls
+
+
+def check_length(model_cfg, length: int, key: str) -> None:
+    """Refuse inputs of ``length`` tokens (the setting ``key``) beyond the model's learned positions."""
+    limit = getattr(model_cfg, "max_length", None)  # None: relative positions only (T5)
+    if limit is not None and getattr(model_cfg, "position_biased_input", True) and length > limit:
+        raise WarmstartError(
+            f"{key} {length} exceeds the model's {limit} positions", f"use {key} {limit} or less"
+        )
+
+
+def load_encoder(path: str | Path, random_init: bool = False):
+    """(encoder, tokenizer, config.json) from a run or checkpoint; ``random_init``: the untrained twin."""
+    d = resolve_checkpoint(path)
+    config_json = read_config(d)
+    cfg, model_cls = model_config(config_json)
+    encoder = model_cls(cfg)
+    tokenizer = Tokenizer.load(d)
+    if tokenizer.vocab_size != cfg.vocab_size:
+        raise WarmstartError(
+            f"the tokenizer in {d} has {tokenizer.vocab_size} tokens, the model {cfg.vocab_size}",
+            "use the tokenizer the model was trained with",
+        )
+    if not random_init:
+        state = read_tensors(d / "model.safetensors")
+        prefix = "encoder." if any(k.startswith("encoder.") for k in state) else "model."
+        enc = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+        missing, unexpected = encoder.load_state_dict(enc, strict=False)
+        if missing:
+            raise WarmstartError(
+                f"the checkpoint {d} lacks encoder weights: {', '.join(missing[:5])}",
+                "pass a checkpoint written by `warmstart pretrain`",
+            )
+    return encoder, tokenizer, config_json
+
+
+def backbone(unit):
+    """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
+    return unit.model if hasattr(unit, "model") else unit.encoder
+
+
+def load_generator(path: str | Path):
+    """(model, tokenizer, config.json) of a decoder or encoder-decoder run (GPT-2, T5, BART), in eval mode:
+    RUN/final, or a model directory. The weights are the unit's ``model.*`` tensors."""
+    d = resolve_checkpoint(path)
+    config_json = read_config(d)
+    cfg, model_cls = model_config(config_json)
+    if not model_cls.generates:
+        raise WarmstartError(
+            f"{d} holds a {config_json.get('model_type', 'bert')} encoder, which does not generate text",
+            "pass a gpt2, t5 or bart run (`warmstart pretrain --preset gpt2-mini ...`)",
+        )
+    model = model_cls(cfg)
+    state = read_tensors(d / "model.safetensors")
+    own = {k[len("model.") :]: v for k, v in state.items() if k.startswith("model.")}
+    missing, _ = model.load_state_dict(own, strict=False)
+    if missing:
+        raise WarmstartError(
+            f"the checkpoint {d} lacks weights: {', '.join(missing[:5])}", "pass a run written by warmstart"
+        )
+    return model.eval(), Tokenizer.load(d), config_json
+
+
+def load_finetuned(path: str | Path):
+    """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
+    directory. The head, its task options and the label map come from the checkpoint's config.json."""
+    from warmstart.registry import TASKS
+    from warmstart.tasks.base import TaskConfig
+
+    d = resolve_checkpoint(path, prefer="best")
+    config_json = read_config(d)
+    block = config_json.get("warmstart", {})
+    if "task" not in block:
+        raise WarmstartError(
+            f"{d} holds a pretrained model, not a finetuned one",
+            "pass the directory of a `warmstart finetune` run",
+        )
+    names = {f.name for f in dataclasses.fields(TaskConfig)}
+    task_cfg = TaskConfig(**{k: v for k, v in block["task"].items() if k in names})
+    task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
+    cfg, model_cls = model_config(config_json)
+    labels = list(block.get("labels", []))
+    tokenizer = Tokenizer.load(d)
+    task.bind(tokenizer, config_json, family_of(config_json))
+    unit = task.build(model_cls(cfg), labels)
+    state = read_tensors(d / "model.safetensors")
+    missing, unexpected = unit.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise WarmstartError(
+            f"the weights in {d} do not fit a {task_cfg.name} model: "
+            f"missing {', '.join(missing[:3]) or 'none'}; unexpected {', '.join(unexpected[:3]) or 'none'}",
+            "pass a checkpoint written by `warmstart finetune`",
+        )
+    unit.eval()
+    return unit, task, tokenizer, labels

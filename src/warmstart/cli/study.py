@@ -1,0 +1,87 @@
+"""`warmstart study` and `warmstart report`: each parses its flags and calls one function."""
+
+from __future__ import annotations
+
+
+def _study(a):
+    from warmstart.commands.study import run_study
+    from warmstart.study.spec import StudySpec, parse_fractions, parse_seeds
+
+    spec = StudySpec(
+        run=a.run,
+        dataset=a.data,
+        fractions=parse_fractions(a.fractions),
+        seeds=parse_seeds(a.seeds),
+        full_seeds=parse_seeds(a.full_seeds) if a.full_seeds else None,
+        max_evals=a.max_evals,
+        epochs=a.epochs,
+        min_steps=a.min_steps,
+        overrides=a.overrides,
+    )
+    study = run_study(
+        spec, a.out, overwrite=a.overwrite, keep_models=a.keep_models, report=not a.no_report, jobs=a.jobs
+    )
+    metric = study["metric"]
+    for row in study["table"]:
+        m = row[metric]
+        print(
+            f"{row['model']:<10} {row['fraction']:>6.0%} ({row['train_examples']:,} examples): {metric} "
+            f"median {m['median']:.4f} [{m['min']:.4f}, {m['max']:.4f}]"
+        )
+    print(f"study: {a.out}/study.json" + (f", report: {study['report']}" if "report" in study else ""))
+
+
+def _report(a):
+    from warmstart.report.build import write_report
+
+    out = write_report(a.target, a.out)
+    print(f"report: {out} (and {out.with_suffix('.md')})")
+
+
+def add_study(sub) -> None:
+    st = sub.add_parser(
+        "study",
+        help="what pretraining bought: pretrained vs scratch twin vs a baseline, by label fraction and seed",
+        description="Finetune the pretrained model of RUN and its randomly initialised twin, and fit a "
+        "classic baseline, on nested label fractions of the training split, once per seed. Resumable: rerun "
+        "the same command to finish an interrupted study. Single-label classification of labeled text "
+        "(rotten-tomatoes, wiki-topics, csv/jsonl files with text,label; baseline TF-IDF + logistic "
+        "regression) and tagging (brown-pos, CoNLL files; baseline: each word's most frequent tag).",
+    )
+    st.add_argument("run", help="a `warmstart pretrain` run, or a model directory (e.g. `warmstart import`)")
+    st.add_argument("--data", required=True, help="labeled dataset name or file (e.g. rotten-tomatoes)")
+    st.add_argument("--out", required=True, help="study directory (cells/, study.json, report.html)")
+    st.add_argument("--fractions", default="0.01,0.1,1", help="label fractions in (0, 1], comma-separated")
+    st.add_argument("--seeds", default="1,2,3", help="seeds, comma-separated (one cell each)")
+    st.add_argument(
+        "--full-seeds", help="seeds at fraction 1 (default: --seeds); the costliest cells vary least"
+    )
+    st.add_argument("--epochs", type=float, default=3.0, help="passes over each fraction's training subset")
+    st.add_argument(
+        "--min-steps", type=int, default=100, help="at least this many steps per cell (small fractions)"
+    )
+    st.add_argument(
+        "--max-evals", type=int, default=20, help="validation evaluations per cell, at most about this many"
+    )
+    st.add_argument("--keep-models", action="store_true", help="keep each cell's weights (large)")
+    st.add_argument(
+        "--jobs", type=int, default=1, help="finetuning cells run side by side, the cores split between them"
+    )
+    st.add_argument("--no-report", action="store_true", help="do not write report.html at the end")
+    st.add_argument("--overwrite", action="store_true", help="start again in an existing study directory")
+    st.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="finetune settings, e.g. train.lr=3e-4")
+    st.set_defaults(func=_study)
+
+
+def add_report(sub) -> None:
+    rp = sub.add_parser(
+        "report",
+        help="a self-contained HTML page (+ report.md) for a run or a study",
+        description="Pretraining runs: loss and learning-rate curves (and sample generations for gpt2, t5, "
+        "bart); finetune runs: validation curves and test metrics; word2vec runs: analogy table and "
+        "projection; studies: accuracy vs label fraction, convergence, the final table. Plots are embedded, "
+        "the page needs no network.",
+    )
+    rp.add_argument("target", metavar="RUN_OR_STUDY", help="run or study directory")
+    rp.add_argument("--out", help="HTML file to write (default RUN_OR_STUDY/report.html); .md beside it")
+    rp.set_defaults(func=_report)

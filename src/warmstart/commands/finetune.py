@@ -1,0 +1,283 @@
+"""`warmstart finetune`: a labeled task on a pretrained (or scratch) encoder, through the one fit loop.
+
+For each seed: load the encoder, put the task's randomly initialised head on it, apply the strategy (what
+is trained, LoRA, re-init, layer-wise LR), train with the fit loop (evaluating on validation, keeping the
+best model, optional early stopping), then score the best model once on test. Several seeds each get a
+run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median and spread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from warmstart import config as C
+from warmstart.checkpoints.card import checkpoint_config
+from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config
+from warmstart.config import opt
+from warmstart.data.catalog import open_dataset
+from warmstart.data.options import SPLITS, FinetuneDataConfig, data_options, limited
+from warmstart.data.subsets import check_fraction, nested_subset
+from warmstart.errors import WarmstartError
+from warmstart.registry import TASKS, family_of, lookup
+from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
+from warmstart.tasks.breakdown import breakdown
+from warmstart.tasks.multitask import MultitaskConfig, read_multitask
+from warmstart.train import distributed as ddp
+from warmstart.train.checkpoint import Checkpointer, write_json
+from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
+from warmstart.train.rundir import open_run_dir, save_config, saved_config
+from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
+
+
+@dataclass
+class FinetuneConfig:
+    out: str = opt("runs/finetune", "run directory (refused if it exists, unless --resume or --overwrite)")
+    init: str = opt("", "the pretrained run or checkpoint directory to start from")
+    from_scratch: bool = opt(
+        False, "random weights with init's architecture and tokenizer (the scratch twin)"
+    )
+    epochs: float = opt(3.0, "passes over the training split (a non-zero train.steps wins)")
+    evals_per_epoch: int = opt(4, "validation evaluations per epoch (a non-zero train.eval_every wins)")
+    breakdown: bool = opt(
+        True, "score the test split per class too: precision/recall/F1, confusion matrix (one more pass)"
+    )
+    seeds: list[int] = opt([0], "one run per seed (head init, data order, dropout); 2+ seeds: a summary")
+    eval_batch_size: int = opt(64, "examples per evaluation batch")
+    task: TaskConfig = dataclasses.field(default_factory=TaskConfig)
+    data: FinetuneDataConfig = dataclasses.field(default_factory=FinetuneDataConfig)
+    strategy: StrategyConfig = dataclasses.field(default_factory=StrategyConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    multitask: MultitaskConfig = dataclasses.field(default_factory=MultitaskConfig)
+
+    def __post_init__(self):
+        if not self.epochs > 0:
+            raise WarmstartError(f"epochs must be above 0, got {self.epochs}", "e.g. --epochs 3")
+        if self.eval_batch_size < 1:
+            raise WarmstartError("eval_batch_size must be at least 1", "e.g. eval_batch_size=64")
+        check_fraction(self.data.train_fraction, "data.train_fraction")
+
+
+# The lectures' recipe: small learning rate, warmup + linear decay, AdamW with bias correction, batch 32.
+DEFAULTS = {
+    "train": {
+        "steps": 0,
+        "lr": 2e-5,
+        "batch_size": 32,
+        "weight_decay": 0.01,
+        "beta2": 0.999,
+        "eps": 1e-8,
+        "warmup_ratio": 0.1,
+        "eval_every": 0,
+        "save_every": 0,
+        "keep_last": 1,
+        "log_every": 0,
+    }
+}
+
+
+def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> FinetuneConfig:
+    explicit = C.merge(DEFAULTS, C.load_yaml(config_file)) if config_file else dict(DEFAULTS)
+    explicit = C.merge(explicit, flags)
+    for o in overrides:
+        explicit = C.merge(explicit, C.parse_override(o))
+    return C.from_dict(FinetuneConfig, explicit)
+
+
+def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
+    if cfg.task.name == "multitask":  # several datasets as tagged text pairs (warmstart.tasks.multitask)
+        return read_multitask(cfg, task)
+    if not cfg.data.dataset:
+        raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
+    data = open_dataset(cfg.data.dataset, data_options(cfg.data, task.kind))
+    if data.kind != task.kind:
+        raise WarmstartError(
+            f"{cfg.data.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
+            f"pick a {task.kind} dataset or the task that fits (task.name=...); "
+            f"labeled files need their label column (data.label_column, now '{cfg.data.label_column}')",
+        )
+    records = {s: list(data.records(s)) for s in SPLITS}
+    records = limited(records, cfg.data)
+    if cfg.data.train_fraction != 1:
+        records["train"] = nested_subset(records["train"], cfg.data.train_fraction, cfg.data.subset_seed)
+    for split, rows in records.items():
+        if not rows:
+            raise WarmstartError(
+                f"the {split} split of {cfg.data.dataset} is empty",
+                "use more data or other split fractions",
+            )
+    return records, data.name
+
+
+def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
+    """Concrete steps / eval / save / log intervals from epochs, unless the user set them."""
+    t = cfg.train
+    steps = t.steps or max(1, math.ceil(cfg.epochs * per_epoch))
+    every = t.eval_every or max(1, per_epoch // max(cfg.evals_per_epoch, 1))
+    train = dataclasses.replace(
+        t,
+        steps=steps,
+        eval_every=every,
+        save_every=t.save_every or every,
+        log_every=t.log_every or max(1, min(every, per_epoch // 20)),
+    )
+    return dataclasses.replace(cfg, train=train)
+
+
+def finetune(
+    config_file: str | None = None,
+    flags: dict | None = None,
+    overrides=(),
+    resume: str | None = None,
+    overwrite: bool = False,
+    hooks=(),
+) -> dict:
+    """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
+    if resume:
+        explicit = C.merge(saved_config(resume), flags or {})
+        for o in overrides:
+            explicit = C.merge(explicit, C.parse_override(o))
+        explicit["out"] = str(resume)
+        cfg = C.from_dict(FinetuneConfig, explicit)
+    else:
+        cfg = resolve(config_file, flags or {}, list(overrides))
+    if not cfg.init:
+        raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
+    if cfg.train.fsdp and cfg.strategy.strategy == "lora":
+        raise WarmstartError(
+            "train.fsdp cannot export a LoRA run yet (merging the adapters needs the whole model)",
+            "drop train.fsdp=true: several processes then use DDP",
+        )
+    task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
+    # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
+    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
+    task.bind(tokenizer, config_json, family_of(config_json))
+    records, dataset_name = read_splits(cfg, task)
+    labels = task.labels(records["train"])
+    counts = label_counts(records["train"])
+    apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
+    features = {
+        s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
+    }
+    batches = getattr(task, "train_batches", TrainBatches)  # multitask: batches mixing the tasks
+    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
+    cfg = _settle_steps(cfg, batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
+
+    def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
+        root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
+        if not resume and ddp.is_main():
+            save_config(root, C.to_dict(cfg))
+        return root
+
+    root = ddp.main_first(start)
+    seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
+    results = {}
+    for seed in seeds:
+        run_dir = root if len(seeds) == 1 else root / f"seed-{seed}"
+        done = run_dir / "test_metrics.json"
+        if resume and done.is_file():
+            results[seed] = {"test_metrics": json.loads(done.read_text())}
+            continue
+        if len(seeds) > 1:
+            run_dir.mkdir(exist_ok=True)
+            if ddp.is_main():
+                print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
+        run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
+        resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
+        results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts)
+    out = {"runs": results, "run_dir": str(root)}
+    if len(seeds) > 1 and ddp.is_main():
+        out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
+    return out
+
+
+def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:
+    seed = cfg.train.seed
+    torch.manual_seed(seed)
+    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    unit = task.build(encoder, labels)
+    report = apply_strategy(unit, cfg.strategy, seed)
+    if ddp.is_main():
+        print(describe(report), file=sys.stderr)
+    scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
+    ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
+    result = fit(
+        unit,
+        getattr(task, "train_batches", TrainBatches)(features["train"], global_batch(cfg), seed),
+        EvalBatches(features["validation"], cfg.eval_batch_size),
+        cfg.train,
+        ckpt,
+        resume=resume,
+        hooks=hooks,
+        desc=f"finetune {task.name}" + (f" seed {seed}" if len(cfg.seeds) > 1 else ""),
+        lr_scales=scales,
+    )
+    best, _, _, _ = load_finetuned(run_dir / "best")
+    device = pick_device(cfg.train.device)
+    test_batches = EvalBatches(features["test"], cfg.eval_batch_size)
+    test = evaluate(best, test_batches, device, cfg.train.bf16)  # as validation picked the model
+    wanted = cfg.breakdown and ddp.is_main()
+    parts = breakdown(best, test_batches, device, counts, cfg.train.bf16) if wanted else None
+    metrics = {
+        "test": test,
+        "best_step": result["best_step"],
+        "best_validation": result["best_value"],
+        "metric": best.best_metric[0],
+        "stopped_early": result["stopped_early"],
+        "steps": result["step"],
+        "sizes": {s: f.num_examples() for s, f in features.items()},
+        "parameters": report,
+    }
+    if parts is not None:
+        metrics["breakdown"] = parts
+    if ddp.is_main():
+        write_json(metrics, run_dir / "test_metrics.json")
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
+        print(f"test ({run_dir}): {shown}", file=sys.stderr)
+    return {**result, "test_metrics": metrics}
+
+
+def label_counts(records: list[dict]) -> dict[str, int]:
+    """How often each single label (or tag) occurs in the training records; {} for other kinds."""
+    counts: dict[str, int] = {}
+    for r in records:
+        values = r["tags"] if "tags" in r else [r["label"]] if isinstance(r.get("label"), str) else []
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def global_batch(cfg: FinetuneConfig) -> int:
+    """Rows per micro-batch over all processes: under torchrun each process takes its train.batch_size."""
+    return cfg.train.batch_size * ddp.world()
+
+
+def summarize_seeds(root: Path, tests: dict[int, dict]) -> dict:
+    """Mean, median, standard deviation, min and max of every test metric over the seeds."""
+    names = [k for k in next(iter(tests.values())) if k != "loss"]
+    summary = {"seeds": sorted(tests), "metrics": {}}
+    for name in names:
+        values = [tests[s][name] for s in sorted(tests)]
+        summary["metrics"][name] = {
+            "values": values,
+            "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values),
+            "max": max(values),
+        }
+    write_json(summary, root / "summary.json")
+    lines = ["| metric | mean | median | std | min | max |", "|---|---|---|---|---|---|"]
+    for name, m in summary["metrics"].items():
+        cells = " | ".join(f"{m[k]:.4f}" for k in ("mean", "median", "std", "min", "max"))
+        lines.append(f"| {name} | {cells} |")
+    (root / "summary.md").write_text(f"seeds {summary['seeds']}\n\n" + "\n".join(lines) + "\n")
+    return summary

@@ -1,0 +1,213 @@
+"""`warmstart pretrain`: a self-supervised objective on token shards, through the one fit loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from warmstart import config as C
+from warmstart.checkpoints.build import (
+    MAX_LENGTH_KEYS,
+    PretrainConfig,
+    build_unit,
+    config_class,
+    init_std,
+    model_config_json,
+    objective_name,
+    resolve,
+    sections,
+)
+from warmstart.checkpoints.continue_from import check_tokenizer, open_init
+from warmstart.checkpoints.continue_from import load_weights as load_init_weights
+from warmstart.checkpoints.load import backbone, read_config
+from warmstart.data.catalog import open_dataset
+from warmstart.data.corpus import ensure_shards, options
+from warmstart.data.packing import FixedWindowBatches, WindowBatches
+from warmstart.data.shards import TokenShards, read_meta
+from warmstart.errors import WarmstartError
+from warmstart.registry import OBJECTIVES, lookup
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.train import distributed as ddp
+from warmstart.train.checkpoint import Checkpointer
+from warmstart.train.loop import fit
+from warmstart.train.rundir import open_run_dir, save_config, saved_config
+
+
+def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> PretrainConfig:
+    given = explicit.get("model", {}).get("vocab_size")
+    if given is not None and given != tokenizer.vocab_size:
+        raise WarmstartError(
+            f"the tokenizer has {tokenizer.vocab_size} tokens but model.vocab_size is {given}",
+            "drop model.vocab_size (it is taken from the tokenizer) or use the matching tokenizer",
+        )
+    if cfg.data.seq_len > cfg.model.max_length:
+        key = next(k for k in MAX_LENGTH_KEYS if hasattr(cfg.model, k))
+        raise WarmstartError(
+            f"data.seq_len {cfg.data.seq_len} exceeds model.{key} {cfg.model.max_length}",
+            f"lower data.seq_len or raise model.{key}",
+        )
+    if cfg.data.tokenizer_kind and cfg.data.tokenizer_kind != tokenizer.kind:
+        raise WarmstartError(
+            f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, the one given is {tokenizer.kind}",
+            f"train one with `warmstart tokenizer train --kind {cfg.data.tokenizer_kind}`",
+        )
+    lookup(OBJECTIVES, "objective", cfg.objective).check_tokenizer(tokenizer)
+    return dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, vocab_size=tokenizer.vocab_size))
+
+
+def pretrain(
+    preset=None,
+    config_file=None,
+    flags=None,
+    overrides=(),
+    resume: str | None = None,
+    overwrite: bool = False,
+    hooks=(),
+) -> dict:
+    flags = flags or {}
+    if resume:
+        explicit = C.merge(saved_config(resume), flags)
+        for o in overrides:
+            explicit = C.merge(explicit, C.parse_override(o))
+        explicit["out"] = str(resume)
+        resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
+    else:
+        resolved, explicit = resolve(preset, config_file, flags, list(overrides))
+    cfg = C.from_dict(config_class(resolved), resolved)
+    cfg = dataclasses.replace(cfg, objective=objective_name(cfg))
+    init = None
+    if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
+        init, cfg = _open_init(cfg, explicit)
+    tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
+    if init is not None:  # with --shards, the tokenizer is the one the shards were made with
+        check_tokenizer(init, tokenizer, "shards' tokenizer" if shards_dir else "tokenizer given")
+    cfg = check_fit(cfg, tokenizer, explicit)
+    if shards_dir is not None:
+        _check_shards(shards_dir, tokenizer)  # before anything is written
+    vectors = _word_vectors(cfg) if not resume else None  # a bad vectors file fails before any write too
+    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
+    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
+
+    def start():  # torchrun: the first process creates the run directory (and shards), the others read it
+        main = ddp.is_main()
+        run_dir = open_run_dir(cfg.out, resume=bool(resume) or not main, overwrite=overwrite)
+        try:
+            if not resume and main:
+                save_config(run_dir, C.to_dict(cfg))
+            train, evals, unit = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
+            if init is not None:
+                _continue(unit, init, run_dir)
+            if vectors is not None:
+                _warm_start(unit, cfg, tokenizer, vectors, run_dir)
+        except WarmstartError:
+            if not resume and main:  # the directory was created just above: a late error leaves nothing
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        return run_dir, train, evals, unit
+
+    run_dir, train, evals, unit = ddp.main_first(start)
+    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
+    result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
+    result["run_dir"] = str(run_dir)
+    return result
+
+
+def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, unit_cls, run_dir: Path):
+    """(training batches, evaluation batches, unit): shards prepared into the run when --corpus is given."""
+    if shards_dir is None:
+        shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
+    train_shards = _check_shards(shards_dir, tokenizer)
+    parts = sections(cfg, unit_cls)
+    windows, collate = unit_cls.data(train_shards, cfg.data.seq_len, tokenizer, *parts)
+    batch = cfg.train.batch_size * ddp.world()  # torchrun: the global batch; each process takes its rows
+    train = WindowBatches(windows, batch, cfg.train.seed, collate)
+    val_shards = TokenShards.open(shards_dir, "validation")
+    val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)
+    evals = FixedWindowBatches(val_windows, batch, cfg.train.eval_batches, cfg.train.seed, val_collate)
+    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer)
+
+
+def _open_init(cfg: PretrainConfig, explicit: dict):
+    if cfg.embeddings.vectors:
+        raise WarmstartError(
+            "embeddings.vectors and --init both give the starting token embeddings",
+            "drop embeddings.vectors when continuing from a pretrained model",
+        )
+    init = open_init(cfg.init, explicit.get("model", {}), cfg.arch)
+    data = cfg.data
+    if not data.tokenizer and not data.shards:
+        data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
+    cfg = dataclasses.replace(cfg, model=init.model, data=data)
+    block = read_config(init.path).get("warmstart", {})
+    for name in getattr(lookup(OBJECTIVES, "objective", cfg.objective), "shape_sections", ()):
+        fields = {f.name for f in dataclasses.fields(getattr(cfg, name))} - set(explicit.get(name, {}))
+        saved = {k: v for k, v in (block.get(name) or {}).items() if k in fields}
+        if saved:  # the generator's shape of an ELECTRA run, unless set: its weights then load too
+            cfg = dataclasses.replace(cfg, **{name: dataclasses.replace(getattr(cfg, name), **saved)})
+    return init, cfg
+
+
+def _continue(unit, init, run_dir: Path) -> None:
+    import json
+
+    info = load_init_weights(unit, init)
+    if ddp.is_main():
+        (run_dir / "init.json").write_text(json.dumps(info, indent=2) + "\n")
+    fresh = f"; fresh: {', '.join(info['fresh'])}" if info["fresh"] else ""
+    print(f"continuing from {init.path}: {info['loaded_tensors']} tensors loaded{fresh}")
+
+
+def _word_vectors(cfg: PretrainConfig):
+    if not cfg.embeddings.vectors:
+        return None
+    from warmstart.word2vec.io import load_vectors
+    from warmstart.word2vec.warm_start import check_dimensions
+
+    vectors = load_vectors(cfg.embeddings.vectors)
+    width = getattr(cfg.model, "embedding_size", None) or cfg.model.hidden_size
+    check_dimensions(vectors.dim, width, cfg.embeddings.project)
+    return vectors
+
+
+def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_dir: Path) -> None:
+    import json
+
+    from warmstart.word2vec.warm_start import warm_start_embeddings
+
+    info = warm_start_embeddings(
+        backbone(unit).word_embeddings, tokenizer, vectors, init_std(cfg.model), cfg.embeddings.project
+    )
+    info["vectors"] = cfg.embeddings.vectors
+    if ddp.is_main():
+        (run_dir / "warm_start.json").write_text(json.dumps(info, indent=2) + "\n")
+    print(
+        f"embedding warm start: {info['tokens_warm']:,} of {info['vocab_size']:,} tokens from "
+        f"{info['vector_dim']}-d word vectors ({info['whole_word_tokens']:,} tokens are whole words)"
+    )
+
+
+def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
+    shards = TokenShards.open(shards_dir, "train")
+    if shards.fingerprint != tokenizer.fingerprint():
+        raise WarmstartError(
+            f"the shards in {shards_dir} were made with another tokenizer than the one given",
+            "use the tokenizer the shards were prepared with, or run `warmstart prepare` again",
+        )
+    return shards
+
+
+def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:
+    if cfg.data.shards:
+        shards_dir = Path(cfg.data.shards)
+        read_meta(shards_dir)  # not a shards directory: said before looking for the tokenizer inside it
+        tok_dir = Path(cfg.data.tokenizer) if cfg.data.tokenizer else shards_dir / "tokenizer"
+        tokenizer = Tokenizer.load(tok_dir)
+        return tokenizer, shards_dir
+    if not cfg.data.tokenizer:
+        raise WarmstartError("no tokenizer given", "pass --tokenizer DIR (from `warmstart tokenizer train`)")
+    if not cfg.data.corpus:
+        raise WarmstartError("no training text given", "pass --corpus NAME_OR_FILE or --shards DIR")
+    for name in cfg.data.corpus:
+        open_dataset(name, options(cfg.data))  # unknown names and missing files fail before any write
+    return Tokenizer.load(cfg.data.tokenizer), None

@@ -1,0 +1,311 @@
+"""Hugging Face interop: ``import_hf`` turns a transformers checkpoint into a warmstart model directory (the
+kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` take it); ``export_hf`` turns a
+warmstart run into a directory that transformers' Auto classes load unchanged.
+
+Families (model_type): bert (BertForMaskedLM; with or without ``bert.``; without an MLM head the head starts
+fresh; BertForPreTraining: mlm+nsp), roberta (RobertaForMaskedLM), albert (AlbertForMaskedLM;
+AlbertForPreTraining: mlm+sop), electra (ElectraForPreTraining: the discriminator, its generator an
+ElectraForMaskedLM in generator/ or starting fresh, see hub/electra_generator.py; an ElectraForMaskedLM
+alone: mlm), gpt2 (GPT2LMHeadModel; with or without ``transformer.``), t5
+(T5ForConditionalGeneration), bart (BartForConditionalGeneration; with or without ``model.``). The encoder
+families' task classes (*ForSequenceClassification, *ForTokenClassification, *ForQuestionAnswering,
+*ForMultipleChoice) import as
+finetuned runs and finetuned runs export as them (:mod:`warmstart.hub.heads`). Weight names go through each
+family's key map (:mod:`warmstart.models.keymap`); config fields keep their Hugging Face names (the per-family
+tables live in :mod:`warmstart.hub.families`, tokenizers in :mod:`warmstart.hub.tokenizer`). Weights are read
+from safetensors, or from ``pytorch_model.bin`` with ``torch.load(weights_only=True)`` only: never unpickled.
+
+RoBERTa's positions: transformers numbers the tokens from ``pad_token_id + 1`` and skips padding tokens
+(``create_position_ids_from_input_ids``), warmstart numbers them 0, 1, ... whatever they are. Import drops the
+first ``pad_token_id + 1`` rows of the table and export puts that many zero rows in front, so the outputs are
+equal for right-padded (or unpadded) batches; with LEFT padding the real tokens of a padded row get other
+positions in the two libraries (transformers': as if unpadded; warmstart's: shifted by the padding).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import re
+import warnings
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+
+from warmstart.atomic import check_writable
+from warmstart.errors import WarmstartError
+from warmstart.hub.electra_generator import export_generator, read_generator
+from warmstart.hub.families import (
+    TOKEN_IDS,
+    TOP_LEVEL,
+    Family,
+    config_from_hf,
+    config_to_hf,
+    family,
+    pretraining_class,
+    refuse,
+)
+from warmstart.hub.heads import (
+    base_name,
+    export_family,
+    export_task,
+    from_hf_state,
+    import_task,
+    padded,
+    task_unit,
+    to_hf_state,
+    warn_heads,
+)
+from warmstart.hub.tokenizer import load_hf_tokenizer
+
+FIX_OUT = "pass --overwrite to replace it, or choose another --out"
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
+    """Refuse a non-empty ``out`` unless ``overwrite``, and an ``out`` that holds one of ``sources``."""
+    refuse(out.exists() and not out.is_dir(), f"{out} exists and is not a directory", "choose another --out")
+    check_writable(out)
+    refuse(out.is_dir() and any(out.iterdir()) and not overwrite, f"{out} already exists", FIX_OUT)
+    for s in sources:
+        inside = out.resolve() == s.resolve() or out.resolve() in s.resolve().parents
+        refuse(inside, f"--out {out} would replace the model it reads", "choose another --out")
+
+
+# ---------------------------------------------------------------------------------------------- reading
+def read_state(src: Path) -> dict:
+    """All tensors of an HF directory: model.safetensors, sharded safetensors, else pytorch_model.bin."""
+    from warmstart.train.checkpoint import read_tensors
+
+    for name, load in (("model.safetensors", read_tensors), ("pytorch_model.bin", _load_bin)):
+        if (src / name).is_file():
+            return load(src / name)
+        index = src / f"{name}.index.json"
+        if index.is_file():
+            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            lost = [s for s in shards if not (src / s).is_file()]
+            refuse(bool(lost), f"{index} names missing shards: {', '.join(lost[:3])}", "download all shards")
+            return {k: v for s in shards for k, v in load(src / s).items()}
+    raise WarmstartError(
+        f"no weights in {src} (model.safetensors, model.safetensors.index.json or pytorch_model.bin)",
+        "pass the directory transformers' save_pretrained wrote",
+    )
+
+
+def _load_bin(path: Path) -> dict:
+    try:
+        with warnings.catch_warnings():  # torch's note on the pickle protocol: the error below says enough
+            warnings.simplefilter("ignore", UserWarning)
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r"GLOBAL (\S+)", str(exc))
+        names = f": it names {found.group(1)}" if found else ""
+        raise WarmstartError(
+            f"{path} is not a plain weights file (loading it would run code{names})",
+            "warmstart loads weights only: convert it to model.safetensors where you trust its source",
+        ) from None
+    except Exception as exc:
+        raise WarmstartError(f"{path} could not be read ({_short(exc)})", "download it again") from None
+    refuse(
+        not isinstance(state, dict) or not all(torch.is_tensor(v) for v in state.values()),
+        f"{path} does not hold a dictionary of tensors",
+        "pass a checkpoint written by transformers",
+    )
+    return state
+
+
+def resolve_source(src: str | Path) -> Path:
+    """A local model directory, or a hub id (``hf:`` in front is allowed, as for datasets) downloaded by
+    huggingface_hub (HF_HUB_OFFLINE honoured)."""
+    path = Path(src)
+    if path.is_dir():
+        return path
+    if str(src).startswith("hf:"):
+        src = str(src).removeprefix("hf:")
+        path = Path(src)
+    if path.exists() or not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", str(src)):
+        raise WarmstartError(
+            f"{src} is not a model directory", "pass a directory with config.json and weights"
+        )
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise WarmstartError(
+            f"{src} is not a local directory, and huggingface_hub is not installed to download it",
+            "pip install huggingface_hub, or pass a local model directory",
+        ) from None
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    patterns = ["*.json", "*.safetensors", "*.txt", "*.model"]
+    try:
+        got = Path(snapshot_download(str(src), allow_patterns=patterns, local_files_only=offline))
+        if not any(got.glob("*.safetensors")):
+            got = Path(snapshot_download(str(src), allow_patterns=[*patterns, "pytorch_model*.bin"],
+                                         local_files_only=offline))  # fmt: skip
+    except Exception as exc:
+        if offline:
+            why = "HF_HUB_OFFLINE is set and it is not in the local cache"
+        elif re.search(r"Connect|Errno|resolve|timed out|Timeout", str(exc)):
+            why = "the hub cannot be reached from here"
+        else:
+            why = f"{type(exc).__name__} ({_short(exc)[:120]})"
+        raise WarmstartError(
+            f"{src} is not a local directory and could not be downloaded from the hub: {why}",
+            "download it where there is internet (`hf download ID --local-dir DIR`) and pass DIR",
+        ) from None
+    return got
+
+
+def _canonical(state: dict, fam: Family) -> dict:
+    """Names as in the LM-head class: the base prefix added when missing; LayerNorm gamma/beta renamed."""
+    state = {re.sub(r"\.gamma$", ".weight", re.sub(r"\.beta$", ".bias", k)): v for k, v in state.items()}
+    if not fam.prefix or any(k.startswith(fam.prefix) for k in state):
+        return state
+    return {(k if k.startswith(TOP_LEVEL) else fam.prefix + k): v for k, v in state.items()}
+
+
+def _config_json(d: Path, what: str) -> dict:
+    refuse(not (d / "config.json").is_file(), f"no config.json in {d}", f"pass {what}")
+    try:
+        return json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise WarmstartError(
+            f"{d / 'config.json'} is not valid JSON ({_short(exc)})", f"pass {what}"
+        ) from None
+
+
+def _read_hf(d: Path) -> tuple[dict, dict]:
+    """config.json and the tensors of a transformers directory, named as in its family's LM class."""
+    hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
+    fam = family(hf.get("model_type"), d)  # an unsupported model type: said before the weights are read
+    return hf, _canonical(read_state(d), fam)
+
+
+def _generator(d: Path, given, fam: Family, hf: dict, task, cfg):
+    """The generator beside an ELECTRA discriminator: ``given``, else d/generator when it holds one."""
+    whole = bool(fam.fresh) and task is None  # an ElectraForPreTraining
+    name = next(iter(hf.get("architectures") or []), fam.hf_class)
+    refuse(given is not None and not whole, f"--generator goes with an ElectraForPreTraining, not a {name}",
+           "drop --generator")  # fmt: skip
+    g = resolve_source(given) if given is not None else d / "generator"
+    found = given is not None or (g / "config.json").is_file()
+    return read_generator(*_read_hf(g), g, cfg) if whole and found else None
+
+
+def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generator=None) -> Path:
+    """Convert the transformers model ``src`` (a directory or a hub id) into the warmstart model directory
+    ``out`` (config.json, model.safetensors with the pretraining unit's names, tokenizer); returns ``out``.
+    An ElectraForPreTraining takes its generator from ``generator`` (an ElectraForMaskedLM directory or hub
+    id), else from SRC/generator/ when there is one: the electra run is then whole."""
+    from warmstart.checkpoints.build import build_unit, config_class, model_config_json
+    from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
+
+    out = Path(out)
+    _check_out(out, overwrite)
+    d = resolve_source(src)
+    _check_out(out, overwrite, d)
+    hf, state = _read_hf(d)
+    name = hf.get("model_type")
+    fam = padded(pretraining_class(name, hf=hf, state=state), hf.get("pad_token_id"))
+    task = import_task(name, fam, hf, state, hf.get("max_position_embeddings", 512) - fam.position_offset)
+    cfg = config_from_hf(name, hf, state)
+    cfg = dataclasses.replace(cfg, pooler=True) if task and task.get("pooler") else cfg  # ELECTRA's summary
+    gen = _generator(d, generator, fam, hf, task, cfg)
+    if gen is not None:
+        _check_out(out, overwrite, gen.where)
+    tokenizer = load_hf_tokenizer(d, getattr(cfg, "max_length", None))
+    n, v, arch = tokenizer.vocab_size, cfg.vocab_size, fam.arch
+    refuse(n > v or (arch == "bert" and n != v), f"the tokenizer in {d} has {n} tokens, the model {v}",
+           "pass the tokenizer the model was trained with")  # fmt: skip
+    shape = {"electra": gen.section} if gen else {}
+    pc = config_class({"arch": arch})(arch=arch, objective=fam.objective, model=cfg, **shape)
+    config_json = model_config_json(pc, tokenizer)
+    for key in TOKEN_IDS:
+        value = hf.get(key)
+        if key in config_json and value is not None:
+            config_json[key] = value[0] if isinstance(value, list) else value
+    config_json["warmstart"].update(imported_from=str(src), hf_model_type=name)
+    with torch.random.fork_rng(devices=[]):
+        unit = build_unit(pc, tokenizer)
+        if task is not None:  # a finetuned run: the task's head on the encoder, config.json with the task
+            unit, config_json = task_unit(task, unit.encoder, tokenizer, config_json)
+    weights, fresh, dropped = from_hf_state(fam, cfg, state, unit.state_dict(), d)
+    weights.update(task["tensors"] if task else {})
+    if gen is not None:  # the generator is no longer fresh
+        weights.update(gen.weights(unit.state_dict(), weights))
+        fam = dataclasses.replace(fam, fresh=())
+    missing, _ = unit.load_state_dict(weights, strict=False)
+    lost = [m for m in missing if m not in fresh and not m.startswith(fam.fresh)]
+    if lost:  # from_hf_state checked the names: this would be a key-map bug
+        raise RuntimeError(f"not loaded: {lost[:3]}")
+    warn_heads(src, fam, fresh, dropped, finetuned=task is not None)
+
+    def write(tmp: Path) -> None:
+        write_json(config_json, tmp / "config.json")
+        save_weights(unit, tmp / "model.safetensors")
+        tokenizer.save(tmp)
+
+    return atomic_dir(out, write)
+
+
+def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path:
+    """Write the model of the warmstart run or model directory ``run`` as a transformers directory ``out``:
+    config.json, model.safetensors and a tokenizer AutoTokenizer loads; returns ``out``."""
+    from warmstart.checkpoints.load import model_config, resolve_checkpoint
+    from warmstart.tokenization.tokenizer import Tokenizer
+    from warmstart.train.checkpoint import atomic_dir, read_tensors
+
+    out, d = Path(out), resolve_checkpoint(run)
+    _check_out(out, overwrite, Path(run), d)
+    run_config = _config_json(d, "a run or model directory written by warmstart")
+    block = run_config.get("warmstart", {})
+    cfg, model_cls = model_config(run_config)
+    tokenizer = Tokenizer.load(d)
+    arch = export_family(block.get("arch", run_config.get("model_type", "bert")), block, cfg, tokenizer.kind)
+    family(arch, d)  # refuses a model type transformers has no class for
+    fam = padded(pretraining_class(arch, block.get("objective")), run_config.get("pad_token_id"))
+    state = read_tensors(d / "model.safetensors")
+    with torch.device("meta"):
+        want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
+    bad = [k for k, s in want.items() if k not in state or state[k].shape != s]
+    refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
+           "pass a run or checkpoint written by warmstart")  # fmt: skip
+    heads, generator = {ours for ours, _ in fam.heads}, None
+    if "task" in block:
+        hf_class, tensors, task_config = export_task(arch, fam, cfg, block, state)
+    else:
+        kept = want.keys() | heads
+        extra = sorted({k.split(".")[0] for k in state if k not in kept and not k.startswith(fam.fresh)})
+        if extra:
+            warnings.warn(
+                f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
+            )
+        hf_class = fam.hf_class if heads <= state.keys() else base_name(fam) + "Model"  # without its head
+        fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
+        tensors, task_config = to_hf_state(fam, cfg, state), {}
+    hf_config = {**config_to_hf(arch, cfg, run_config, hf_class), **task_config}
+    if fam.fresh and "task" not in block:  # ELECTRA's generator: an ElectraForMaskedLM of its own
+        generator = export_generator(cfg, block, state, run_config, d)
+
+    def write(tmp: Path) -> None:
+        _write_hf(tmp, hf_config, tensors, tokenizer)
+        if generator is not None:
+            _write_hf(tmp / "generator", *generator, tokenizer)
+
+    return atomic_dir(out, write)
+
+
+def _write_hf(d: Path, config: dict, tensors: dict, tokenizer) -> None:
+    from warmstart.train.checkpoint import write_json
+
+    d.mkdir(exist_ok=True)
+    tensors = {k: v.contiguous() for k, v in tensors.items()}
+    config = {**config, "dtype": str(next(iter(tensors.values())).dtype).removeprefix("torch.")}
+    write_json(config, d / "config.json")
+    save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})
+    tokenizer.save(d)

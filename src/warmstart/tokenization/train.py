@@ -1,0 +1,163 @@
+"""Train a tokenizer (WordPiece, BPE, unigram) with the `tokenizers` library."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from tokenizers import Tokenizer as _HFTokenizer
+from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+from warmstart.atomic import check_writable
+from warmstart.errors import WarmstartError
+from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
+
+KINDS = ("wordpiece", "bpe", "unigram")
+
+
+_MIN_VOCAB = {"wordpiece": 100, "bpe": 300, "unigram": 100}
+
+
+def _unknown_kind(kind: str) -> WarmstartError:
+    return WarmstartError(f"unknown tokenizer kind '{kind}'", f"use one of: {', '.join(KINDS)}")
+
+
+def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show_progress: bool):
+    """An untrained ``tokenizers.Tokenizer`` pipeline and its trainer for ``kind``."""
+    specials = list(SPECIAL_TOKENS[kind].values())
+    if kind == "wordpiece":
+        tok = _HFTokenizer(models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="##"))
+        tok.normalizer = normalizers.BertNormalizer(
+            clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=lowercase
+        )
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix="##")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
+        )
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=specials,
+            continuing_subword_prefix="##",
+            # Rare characters (and their ## twins) would otherwise eat a small vocabulary.
+            limit_alphabet=max(50, min(1000, vocab_size // 4)),
+            show_progress=show_progress,
+        )
+    elif kind == "bpe":
+        tok = _HFTokenizer(models.BPE(unk_token=None, fuse_unk=False))
+        if lowercase:
+            tok.normalizer = normalizers.Lowercase()
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.Sequence(
+            [
+                processors.ByteLevel(trim_offsets=True),
+                processors.TemplateProcessing(
+                    single="<s> $A </s>",
+                    pair="<s> $A </s> </s>:1 $B:1 </s>:1",
+                    special_tokens=[("<s>", 0), ("</s>", 2)],
+                ),
+            ]
+        )
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=show_progress,
+        )
+    elif kind == "unigram":
+        tok = _HFTokenizer(models.Unigram())
+        norms = [normalizers.NFKC(), normalizers.Replace(" {2,}", " ")]
+        if lowercase:
+            norms.append(normalizers.Lowercase())
+        tok.normalizer = normalizers.Sequence(norms)
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+        tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+        tok.post_processor = processors.TemplateProcessing(
+            single="$A </s>", pair="$A </s> $B:1 </s>:1", special_tokens=[("</s>", 1)]
+        )
+        trainer = trainers.UnigramTrainer(
+            vocab_size=vocab_size,
+            special_tokens=specials,
+            unk_token="<unk>",
+            max_piece_length=16,
+            show_progress=show_progress,
+        )
+    else:  # pragma: no cover - checked by the caller
+        raise _unknown_kind(kind)
+    return tok, trainer
+
+
+def train_tokenizer(
+    texts: Iterable[str],
+    kind: str,
+    vocab_size: int,
+    out_dir: str | os.PathLike,
+    *,
+    min_frequency: int = 2,
+    lowercase: bool | None = None,
+    show_progress: bool = True,
+    overwrite: bool = False,
+    model_max_length: int = 512,
+    sentinels: int = 0,
+) -> Tokenizer:
+    """Train a ``kind`` tokenizer on ``texts`` and save it atomically to ``out_dir``.
+
+    ``sentinels``: add T5's ``<extra_id_0>`` ... as special tokens after the trained vocabulary (span
+    corruption).
+    ``lowercase`` defaults to True for wordpiece (BERT uncased, accents stripped) and False otherwise.
+    Blank texts are skipped. Refuses an ``out_dir`` that already holds a tokenizer unless ``overwrite``.
+    """
+    kind = str(kind).lower()
+    if kind not in KINDS:
+        raise _unknown_kind(kind)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise WarmstartError(f"{out_dir} exists and is not a directory", "choose another --out")
+    check_writable(out_dir)
+    if int(min_frequency) < 0:
+        raise WarmstartError(f"min_frequency {min_frequency} is negative", "use 0 or more (2 is usual)")
+    if (out_dir / "tokenizer.json").exists() and not overwrite:
+        raise WarmstartError(
+            f"{out_dir} already contains a tokenizer",
+            "pass --overwrite to replace it or choose another --out",
+        )
+    minimum = _MIN_VOCAB[kind]
+    if int(vocab_size) < minimum:
+        raise WarmstartError(
+            f"vocab_size {vocab_size} is too small for a {kind} tokenizer",
+            f"use at least {minimum} (it must hold the special tokens and the base alphabet)",
+        )
+    if lowercase is None:
+        lowercase = kind == "wordpiece"
+
+    tok, trainer = _build(kind, int(vocab_size), int(min_frequency), bool(lowercase), show_progress)
+    seen = {"docs": 0}
+
+    def nonblank() -> Iterator[str]:
+        for text in texts:
+            if text and not text.isspace():
+                seen["docs"] += 1
+                yield text
+
+    length = len(texts) if isinstance(texts, Sequence) else None
+    tok.train_from_iterator(nonblank(), trainer=trainer, length=length)
+    if seen["docs"] == 0:
+        raise WarmstartError("the tokenizer training corpus is empty (no non-blank text)", "check the corpus")
+    tok.no_truncation()
+    tok.no_padding()
+
+    roles = dict(SPECIAL_TOKENS[kind])
+    roles.update(EXTRA_ROLES.get(kind, {}))
+    result = Tokenizer(tok, roles=roles, do_lower_case=bool(lowercase), model_max_length=model_max_length)
+    if sentinels:
+        from warmstart.tokenization.sentinels import add_sentinels
+
+        result = add_sentinels(result, sentinels)
+    result.save(out_dir)
+    return result
