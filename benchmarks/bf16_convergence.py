@@ -16,8 +16,8 @@ import statistics
 from pathlib import Path
 
 from warmstart.commands.pretrain import pretrain
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
+from warmstart.data.dataset import DataOptions
 from warmstart.report.plots import line_plot
 from warmstart.tokenization.train import train_tokenizer
 

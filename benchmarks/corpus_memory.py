@@ -29,8 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
+from warmstart.data.dataset import DataOptions
 from warmstart.tokenization.train import train_tokenizer
 
 CORPORA = ["wiki-leads", "news"]

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import torch
 
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
+from warmstart.data.dataset import DataOptions
 from warmstart.models.bert import BertConfig, BertModel
 from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMCollator, MLMConfig
 from warmstart.tokenization.train import train_tokenizer

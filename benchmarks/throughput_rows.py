@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts
+from warmstart.data.dataset import DataOptions
 from warmstart.tokenization.train import train_tokenizer
 
 TOKENIZER_VOCAB = 8192

@@ -27,7 +27,8 @@ MAX_LENGTH = 128
 
 @cache
 def snippets() -> tuple[list[str], list[int]]:
-    from warmstart.data.catalog import DataOptions, open_dataset
+    from warmstart.data.catalog import open_dataset
+    from warmstart.data.dataset import DataOptions
 
     records = list(open_dataset("rotten-tomatoes", DataOptions()).records("train"))[:2048]
     names = sorted({r["label"] for r in records})

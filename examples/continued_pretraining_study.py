@@ -20,8 +20,8 @@ from pathlib import Path
 
 from warmstart.commands.finetune import finetune
 from warmstart.commands.pretrain import pretrain
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
+from warmstart.data.dataset import DataOptions
 from warmstart.tokenization.train import train_tokenizer
 from warmstart.train.logging import read_metrics
 

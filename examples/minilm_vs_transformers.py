@@ -35,7 +35,8 @@ from pathlib import Path
 import torch
 
 from warmstart.commands.finetune import finetune
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.hub.convert import import_hf
 
 DATASET = "rotten-tomatoes"

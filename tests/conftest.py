@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.shapes import TINY_MODEL
 from warmstart.data.packages import package_file
-from warmstart.data.shards import prepare_shards
+from warmstart.data.shard_writer import prepare_shards
 from warmstart.tokenization.train import train_tokenizer
 
 _CACHES = {"HOME": "home", "WARMSTART_CACHE": "warmstart", "XDG_CACHE_HOME": "xdg-cache",
@@ -32,6 +33,24 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(_ROOT, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``integration`` every test that runs the command line or a whole run, so that
+    ``pytest -m "not integration and not slow"`` is the unit suite.
+
+    The rule (tests/helpers/markers.py): a test is integration when its function, a fixture it uses
+    (directly or through other fixtures: ``tiny_pretrained``, ``tiny_finetuned``, the serve and study runs,
+    ``cli_baseline``, ...), or a test helper either calls, calls ``warmstart.cli.main.main``, starts a
+    subprocess (``python -m warmstart``, torchrun, ``warmstart serve``), or calls a whole command: pretrain,
+    finetune, study or demo (``warmstart.commands``). Read from the code, not from file names: a test that
+    only builds a tiny model, tokenizer or shards, or calls a piece of a command, stays a unit test.
+    """
+    from tests.helpers.markers import is_integration
+
+    for item in items:
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")
@@ -99,16 +118,6 @@ def unigram_shards(wiki_extracts, tmp_path_factory):
     return _shards(wiki_extracts, tmp_path_factory, "unigram", sentinels=100)
 
 
-TINY_MODEL = [
-    "model.hidden_size=32",
-    "model.num_hidden_layers=2",
-    "model.num_attention_heads=2",
-    "model.intermediate_size=64",
-    "model.max_position_embeddings=64",
-    "data.seq_len=64",
-]
-
-
 @pytest.fixture(scope="session")
 def tiny_pretrained(small_shards, tmp_path_factory):
     """A 2-layer, hidden-32 BERT pretrained by MLM for 12 steps on the small shards: a run directory."""
@@ -153,17 +162,3 @@ def rt_small(tmp_path_factory):
         writer.writeheader()
         writer.writerows(rows)
     return path
-
-
-def tiny_bert_config(vocab_size: int = 1000, **overrides):
-    """The small encoder most unit tests use: 2 layers, hidden 32, 2 heads, FFN 64, 128 positions."""
-    from warmstart.models.bert import BertConfig
-
-    shape = dict(
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    return BertConfig(vocab_size=vocab_size, **{**shape, **overrides})

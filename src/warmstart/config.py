@@ -33,16 +33,25 @@ def opt(default: Any, help: str) -> Any:
     return dataclasses.field(default=default, metadata={"help": help})
 
 
-def field_help(cls: type) -> list[tuple[str, str, Any, str]]:
-    """(dotted key, type name, default, help) for every leaf field of a (nested) dataclass type."""
+def field_help(cls: type, defaults: dict | None = None) -> list[tuple[str, str, Any, str]]:
+    """(dotted key, type name, default, help) for every leaf field of a (nested) dataclass type.
+
+    ``defaults`` (a nested dict, e.g. finetuning's DEFAULTS) replaces the dataclass defaults it names: the
+    defaults a command really runs with."""
     rows = []
     hints = typing.get_type_hints(cls)
+    defaults = defaults or {}
     for f in dataclasses.fields(cls):
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp):
-            rows += [(f"{f.name}.{k}", t, d, h) for k, t, d, h in field_help(tp)]
+            inner = defaults.get(f.name)
+            rows += [
+                (f"{f.name}.{k}", t, d, h)
+                for k, t, d, h in field_help(tp, inner if isinstance(inner, dict) else None)
+            ]
             continue
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        default = defaults.get(f.name, default)
         rows.append((f.name, _type_name(tp), default, f.metadata.get("help", "")))
     return rows
 
@@ -97,11 +106,51 @@ def all_keys(cls: type) -> list[str]:
     return [k for k, _, _, _ in field_help(cls)]
 
 
+# What a transformers (TrainingArguments) user types -> the last part of the same key here (a tuple: the
+# names to try in turn, the first one the config has wins).
+HF_NAMES: dict[str, str | tuple[str, ...]] = {
+    "learning_rate": "lr",
+    "num_train_epochs": "epochs",
+    "per_device_train_batch_size": "batch_size",
+    "train_batch_size": "batch_size",
+    "per_device_eval_batch_size": "eval_batch_size",
+    "gradient_accumulation_steps": "grad_accum",
+    "max_steps": "steps",
+    "adam_beta1": "beta1",
+    "adam_beta2": "beta2",
+    "adam_epsilon": "eps",
+    "lr_scheduler_type": "schedule",
+    "max_grad_norm": "clip_norm",
+    "eval_steps": "eval_every",
+    "save_steps": "save_every",
+    "logging_steps": "log_every",
+    "save_total_limit": "keep_last",
+    "early_stopping_patience": "early_stopping",
+    "output_dir": "out",
+    "max_seq_length": ("max_length", "seq_len"),
+    "max_length": ("max_length", "seq_len"),
+}
+
+
+def close_keys(key: str, valid: list[str]) -> list[str]:
+    """Valid keys the user probably meant: the same setting by its last part (``lr`` -> ``train.lr``), by
+    its transformers name (``learning_rate`` -> ``train.lr``), else close spellings (``train.lrr``)."""
+    section, _, typed = key.rpartition(".")
+    names = HF_NAMES.get(typed, typed)
+    for leaf in (names,) if isinstance(names, str) else names:
+        same = [k for k in valid if k.rpartition(".")[2] == leaf]
+        if same:
+            break
+    if same:  # the typed section first, then train.* (transformers' names are training arguments)
+        same.sort(key=lambda k: (k.rpartition(".")[0] != section, not k.startswith("train."), len(k)))
+        return same[:3]
+    scored = sorted(((difflib.SequenceMatcher(None, k, key).ratio(), k) for k in valid), reverse=True)
+    best = scored[0][0] if scored else 0.0  # close spellings, but none far behind the closest
+    return [k for ratio, k in scored[:3] if ratio >= max(0.5, best - 0.1)]
+
+
 def unknown_key_error(key: str, valid: list[str]) -> WarmstartError:
-    close = difflib.get_close_matches(key, valid, n=3, cutoff=0.5)
-    if not close:  # also match on the last part alone: "lr" -> "train.lr"
-        leaf = key.split(".")[-1]
-        close = [k for k in valid if k.split(".")[-1] == leaf][:3]
+    close = close_keys(key, valid)
     hint = f"did you mean {', '.join(close)}?" if close else "see `--help` for the valid keys"
     return WarmstartError(f"unknown config key '{key}'", hint)
 
@@ -213,11 +262,13 @@ def save_yaml(data: dict, path: str | Path) -> None:
     write_atomic(path, lambda f: f.write(yaml.safe_dump(data, sort_keys=False)), text=True)
 
 
-def help_text(cls: type) -> str:
-    """All config keys with type, default and help, for `--help`."""
-    rows = field_help(cls)
+def help_text(cls: type, defaults: dict | None = None, config_file: bool = True) -> str:
+    """All config keys with type, default and help, for `--help` (``defaults``: see ``field_help``;
+    ``config_file``: whether the command takes ``--config FILE``)."""
+    rows = field_help(cls, defaults)
     width = max(len(k) for k, *_ in rows)
-    lines = ["config keys (set with key=value, or in a --config YAML file):"]
+    how = "key=value, or in a --config YAML file" if config_file else "key=value"
+    lines = [f"config keys (set with {how}):"]
     for key, tp, default, text in rows:
         lines.append(f"  {key:<{width}}  {text} [{tp}, default {default!r}]")
     return "\n".join(lines)

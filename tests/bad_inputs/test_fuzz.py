@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from warmstart import config as C
 from warmstart.checkpoints.build import config_class
 from warmstart.commands.finetune import FinetuneConfig
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig
 from warmstart.word2vec import io as vectors_io

@@ -2,24 +2,8 @@
 
 import pytest
 
-from tests.conftest import TINY_MODEL
-from warmstart.cli.main import main
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_one_line_error(code, err, *needles):
-    assert code == 2
-    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("error: ")]
-    assert len(errors) == 1 and lines[-1] == errors[0], err  # progress bars may precede it
-    assert "Traceback" not in err
-    for n in needles:
-        assert n in errors[0]
+from tests.helpers.cli import assert_one_line_error, run
+from tests.helpers.shapes import TINY_MODEL
 
 
 def test_missing_corpus_file(capsys, tmp_path):

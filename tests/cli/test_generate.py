@@ -3,7 +3,7 @@ stderr with exit code 2."""
 
 import pytest
 
-from tests.cli.test_bad_input import assert_one_line_error, run
+from tests.helpers.cli import assert_one_line_error, run
 from warmstart.config import all_keys
 from warmstart.generation.decode import GenerationConfig
 
@@ -12,7 +12,7 @@ from warmstart.generation.decode import GenerationConfig
 def gpt2_run(wiki_extracts, tmp_path_factory):
     """A byte-level BPE tokenizer on 300 real extracts and a gpt2-tiny (64 positions) trained 10 steps."""
     from warmstart.commands.pretrain import pretrain
-    from warmstart.data.shards import prepare_shards
+    from warmstart.data.shard_writer import prepare_shards
     from warmstart.tokenization.train import train_tokenizer
 
     root = tmp_path_factory.mktemp("gpt2")
@@ -30,7 +30,7 @@ def gpt2_run(wiki_extracts, tmp_path_factory):
 def encdec_run(request, wiki_extracts, tmp_path_factory):
     """A tiny T5 (unigram tokenizer with 20 sentinels, span corruption) or BART (bpe, denoising): 10 steps."""
     from warmstart.commands.pretrain import pretrain
-    from warmstart.data.shards import prepare_shards
+    from warmstart.data.shard_writer import prepare_shards
     from warmstart.tokenization.train import train_tokenizer
 
     arch = request.param

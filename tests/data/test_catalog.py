@@ -4,7 +4,8 @@ import types
 import pytest
 
 from warmstart.data import catalog
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 
 NAMED = ["wiki-leads", "news", "rotten-tomatoes", "wiki-topics"]

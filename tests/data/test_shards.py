@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warmstart.data.shards import TokenShards, prepare_shards, read_meta, token_dtype
+from warmstart.data.shard_writer import prepare_shards
+from warmstart.data.shards import TokenShards, read_meta, token_dtype
 from warmstart.errors import WarmstartError
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import train_tokenizer

@@ -3,20 +3,12 @@
 import pytest
 import torch
 
-from warmstart.config import from_dict, load_preset
+from tests.helpers.models import count, preset_model_config
 from warmstart.models.bert import HF_FUSED, HF_KEYS, HF_POOLER_KEYS, BertConfig, BertModel
 from warmstart.models.keymap import from_hf, to_hf
 from warmstart.objectives.mlm import MaskedLM, MLMConfig
 
 transformers = pytest.importorskip("transformers")
-
-
-def preset_model_config(name: str, **extra) -> BertConfig:
-    return from_dict(BertConfig, {**load_preset(name)["model"], "vocab_size": 30522, **extra})
-
-
-def count(module) -> int:
-    return sum(p.numel() for p in module.parameters())
 
 
 @pytest.mark.parametrize("name,published", [("bert-base", 110e6), ("bert-large", 340e6)])

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 

@@ -3,10 +3,9 @@
 import pytest
 import torch
 
+from tests.helpers.models import count, preset_model, real_ids
 from warmstart.models.gpt2 import HF_KEYS, HF_TRANSPOSED, GPT2Config, GPT2Model
 from warmstart.models.keymap import from_hf, to_hf
-
-from .family_helpers import count, preset_model, real_ids
 
 transformers = pytest.importorskip("transformers")
 

@@ -3,16 +3,15 @@
 import pytest
 import torch
 
-from warmstart.models.keymap import from_hf_map, to_hf_map
-from warmstart.models.t5 import T5Config, T5Model, hf_key_map
-
-from .family_helpers import (
+from tests.helpers.models import (
     assert_cache_matches_full_pass,
     assert_logits_match,
     count,
     encoder_decoder_inputs,
     preset_model,
 )
+from warmstart.models.keymap import from_hf_map, to_hf_map
+from warmstart.models.t5 import T5Config, T5Model, hf_key_map
 
 transformers = pytest.importorskip("transformers")
 

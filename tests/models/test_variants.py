@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from tests.conftest import tiny_bert_config
-from tests.models.test_bert import count, preset_model_config
+from tests.helpers.models import count, preset_model_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.models.bert import BertConfig, BertModel
 
 transformers = pytest.importorskip("transformers")

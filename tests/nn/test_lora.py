@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.models.bert import BertModel
 from warmstart.nn.lora import LoRALinear, add_lora, merge_lora
 

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.data.order import step_generator
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.sentence_pairs import DocumentChunks, PairWindows, truncate_pair
-from warmstart.data.shards import TokenShards, prepare_shards
+from warmstart.data.shard_writer import prepare_shards
+from warmstart.data.shards import TokenShards
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 from warmstart.objectives.mlm import IGNORE, MLMConfig
@@ -240,11 +241,12 @@ def test_clear_errors(tmp_path, tok, wiki_extracts):
     assert "model.pooler=true" in e.value.fix
 
 
+@pytest.mark.slow
 def test_training_smoke_loss_falls_and_stats_follow_the_loop(small_shards, shards, tok):
     torch.manual_seed(0)
     encoder = BertModel(tiny_bert_config(tok.vocab_size, max_position_embeddings=64))
     unit = NextSentenceLM(encoder, MLMConfig(), NSPConfig())
-    assert unit.encoder is encoder and unit.sections == ("mlm", "nsp")
+    assert unit.encoder is encoder and tuple(unit.sections) == ("mlm", "nsp")
     assert unit.hf_architecture == "BertForPreTraining"
     prefixes = {k.split(".")[0] for k in unit.state_dict()}
     assert prefixes == {"encoder", "head", "sentence_head"}

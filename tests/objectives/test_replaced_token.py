@@ -5,7 +5,7 @@ import json
 import torch
 from safetensors.torch import load_file
 
-from tests.conftest import TINY_MODEL, tiny_bert_config
+from tests.helpers.shapes import TINY_MODEL, tiny_bert_config
 from warmstart.checkpoints.load import load_encoder
 from warmstart.commands.pretrain import pretrain
 from warmstart.models.bert import BertModel

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.tasks.test_multiple_choice import choice_records
-from tests.test_generative_pretrain import SHAPES
+from tests.helpers.data import choice_records
+from tests.helpers.shapes import SHAPES
 from warmstart.cli.main import main
 
 FAST = ["--epochs", "1", "train.progress=false", "train.batch_size=16", "evals_per_epoch=1", "--lr", "1e-3"]

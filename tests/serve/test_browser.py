@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.serve.live import live_server
+from tests.helpers.serve import live_server
 
 pytestmark = pytest.mark.browser
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")

@@ -7,8 +7,8 @@ import sys
 import httpx
 import pytest
 
-from tests.cli.test_bad_input import assert_one_line_error, run
-from tests.serve.live import live_server
+from tests.helpers.cli import assert_one_line_error, run
+from tests.helpers.serve import live_server
 from warmstart.cli.main import main
 
 

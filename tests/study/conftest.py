@@ -2,22 +2,8 @@
 
 import pytest
 
+from tests.helpers.runs import study_args
 from warmstart.cli.main import main
-
-FAST = [
-    "data.train_limit=200",
-    "task.max_length=48",
-    "train.batch_size=16",
-    "train.lr=1e-3",
-    "eval_batch_size=256",
-]
-
-
-def study_args(run, out, *extra):
-    return [
-        "study", str(run), "--data", "rotten-tomatoes", "--out", str(out), "--fractions", "0.1,1",
-        "--seeds", "1,2", "--epochs", "1", "--min-steps", "0", *FAST, *extra,
-    ]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

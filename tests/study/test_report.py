@@ -3,7 +3,7 @@
 import json
 import re
 
-from tests.cli.test_bad_input import assert_one_line_error, run
+from tests.helpers.cli import assert_one_line_error, run
 from warmstart.cli.main import main
 from warmstart.train.logging import read_metrics
 
@@ -110,10 +110,10 @@ def test_word2vec_run_report(wiki_extracts, tmp_path):
 
 
 def test_generation_run_report_shows_samples(bpe_shards, tmp_path):
-    from tests.test_generative_pretrain import _run
+    from tests.helpers.runs import pretrain_family
 
     run_dir = tmp_path / "gpt2"
-    _run("gpt2", bpe_shards, run_dir, steps=4)
+    pretrain_family("gpt2", bpe_shards, run_dir, steps=4)
     assert main(["report", str(run_dir)]) == 0
     (samples,) = md_tables((run_dir / "report.md").read_text(), "Sample outputs")
     assert samples[0] == ["prompt", "generated"] and len(samples) == 4

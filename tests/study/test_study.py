@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 import warmstart.commands.finetune
-from tests.cli.test_bad_input import assert_one_line_error, run
-from tests.study.conftest import study_args
+from tests.helpers.cli import assert_one_line_error, run
+from tests.helpers.runs import study_args
 from warmstart.cli.main import main
 
 MODELS = ("pretrained", "scratch", "tfidf")

@@ -5,18 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_encoder
 from warmstart.errors import WarmstartError
-from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
-
-
-def tiny_encoder(vocab=1000):
-    torch.manual_seed(0)
-    return BertModel(tiny_bert_config(vocab))
 
 
 def records(wiki_extracts, labels):

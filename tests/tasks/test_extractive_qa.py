@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.data.wiki_qa import wiki_qa_records
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
@@ -195,6 +195,7 @@ def test_evaluate_and_predict(tokenizer, records):
         assert p["answer"] == (r["context"][p["start"] : p["end"]] if p["answer"] else "")
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss(tokenizer, records):
     torch.manual_seed(0)
     task = make_task(96, 32, n_best=10)

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from tests.helpers.shapes import SHAPES
 from warmstart.cli.main import main
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import open_dataset
@@ -23,8 +24,6 @@ from warmstart.tasks.multitask import (
     task_prefix,
 )
 from warmstart.tasks.text_to_text import TextPairs
-
-from ..test_generative_pretrain import SHAPES
 
 # ---------------------------------------------------------------- mixing rates
 

@@ -4,7 +4,7 @@ metrics, the best checkpoint by accuracy, and tags unseen in training refused or
 import pytest
 import torch
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.data.catalog import open_dataset
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
@@ -34,6 +34,7 @@ def test_pos_labels_put_the_most_frequent_tag_first_and_pick_by_accuracy(brown, 
     assert unit.best_metric == ("accuracy", "max") and not unit.bio
 
 
+@pytest.mark.slow
 def test_training_raises_token_accuracy_and_predict_agrees(brown, small_tokenizer):
     train, held_out = brown
     tok = Tokenizer.load(small_tokenizer)

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tests.cli.test_bad_input import assert_one_line_error
+from tests.helpers.cli import assert_one_line_error
 from warmstart.cli.main import main
 from warmstart.commands.prompt import (
     PromptConfig,

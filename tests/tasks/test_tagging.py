@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.conftest import tiny_bert_config
+from tests.helpers.shapes import tiny_bert_config
 from warmstart.data.ner_silver import build_ner_silver, ner_silver_records
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
@@ -205,11 +205,13 @@ def trained(silver, tok):
     return unit, labels, held_out, before, after
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss(trained):
     _, _, _, before, after = trained
     assert after < 0.5 * before
 
 
+@pytest.mark.slow
 def test_evaluate_and_predict_agree_with_seqeval(trained, tok):
     unit, labels, held_out, _, _ = trained
     feats = task(32).encode(held_out, tok, labels, "silver (validation)")  # 32: long sentences are cut

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from tests.helpers.shapes import SHAPES
 from warmstart.cli.main import main
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.catalog import open_dataset
@@ -16,8 +17,6 @@ from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.text_metrics import text_stats, with_bleu
 from warmstart.tasks.text_to_text import TextToTextTask
 from warmstart.tokenization.tokenizer import Tokenizer
-
-from ..test_generative_pretrain import SHAPES
 
 
 @pytest.fixture(scope="module")

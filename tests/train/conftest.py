@@ -1,6 +1,6 @@
 import pytest
 
-from tests.train.cli_runs import finish, start
+from tests.helpers.runs import finish, start
 
 
 @pytest.fixture(scope="session")

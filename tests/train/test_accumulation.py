@@ -7,8 +7,7 @@ different numbers of masked tokens. Accumulation together with two processes: te
 import pytest
 import torch
 
-from tests.conftest import TINY_MODEL
-from tests.test_generative_pretrain import SHAPES
+from tests.helpers.shapes import SHAPES, TINY_MODEL
 from warmstart import config as C
 from warmstart.checkpoints.build import build_unit, config_class, resolve, sections
 from warmstart.data.shards import TokenShards
@@ -92,7 +91,6 @@ def test_the_mean_of_micro_batch_means_was_off_for_masked_lm(small_shards):
 @pytest.mark.parametrize("task_name", ["classification", "tagging"])
 def test_finetuning_tasks_accumulate_exactly(task_name, tiny_pretrained, rt_small):
     from warmstart.checkpoints.load import load_encoder
-    from warmstart.commands.finetune import read_splits
     from warmstart.commands.finetune import resolve as finetune_resolve
     from warmstart.registry import TASKS
     from warmstart.tasks.base import TrainBatches
@@ -109,7 +107,7 @@ def test_finetuning_tasks_accumulate_exactly(task_name, tiny_pretrained, rt_smal
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     encoder, tokenizer, config_json = load_encoder(cfg.init)
     task.bind(tokenizer, config_json, family_of(config_json))
-    records, name = read_splits(cfg, task)
+    records, name = task.read_splits(cfg)
     labels = task.labels(records["train"])
     feats = task.encode(records["train"], tokenizer, labels, name)
     unit = task.build(encoder, labels)

@@ -11,25 +11,9 @@ import pytest
 from safetensors import SafetensorError
 
 import warmstart.train.checkpoint as checkpoint
-from tests.train.cli_runs import latest_checkpoint, read_checkpoint, same_tensors
-from tests.train.test_resume import run_args
+from tests.helpers.runs import latest_checkpoint, pretrain_argv, read_checkpoint, run_args, same_tensors
 from warmstart.cli.main import main
 from warmstart.commands.pretrain import pretrain
-
-
-def argv(shards, out, *extra) -> list[str]:
-    args = run_args(shards, out)
-    return [
-        "pretrain",
-        "--shards",
-        str(shards),
-        "--out",
-        str(out),
-        "--steps",
-        "16",
-        *args["overrides"],
-        *extra,
-    ]
 
 
 def _fail_at(monkeypatch, name: str, exc: Exception, where: str = "step-00000008") -> None:
@@ -61,7 +45,7 @@ def _assert_left_intact(out: Path, step: int) -> None:
 def test_disk_full_keeps_the_previous_checkpoint(small_shards, tmp_path, monkeypatch, capsys, name, exc):
     out = tmp_path / "run"
     _fail_at(monkeypatch, name, exc)
-    assert main(argv(small_shards, out)) == 2
+    assert main(pretrain_argv(small_shards, out)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"error: the disk is full (ENOSPC): could not write step-00000008 in {out / 'checkpoints'}; "
@@ -88,7 +72,9 @@ def test_a_real_full_tmpfs(small_shards, tmp_path, capsys):
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip() or 'not permitted'}")
     try:
         out = mnt / "run"
-        assert main(argv(small_shards, out, "train.keep_last=100")) == 2  # every checkpoint kept: fills up
+        assert (
+            main(pretrain_argv(small_shards, out, "train.keep_last=100")) == 2
+        )  # every checkpoint kept: fills up
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: the disk is full (ENOSPC): could not write "), err
         assert str(mnt) in err[0] and err[0].endswith("free space on that disk, then continue with --resume")

@@ -16,8 +16,7 @@ import time
 import pytest
 import torch
 
-from tests.train.cli_runs import last_train_step
-from tests.train.dist_runs import (
+from tests.helpers.dist import (
     PRETRAIN,
     gone,
     max_diff,
@@ -29,6 +28,7 @@ from tests.train.dist_runs import (
     weights,
     workers,
 )
+from tests.helpers.runs import last_train_step
 from warmstart.commands.pretrain import pretrain as pretrain_fn
 from warmstart.errors import WarmstartError
 from warmstart.train.checkpoint import read_tensors

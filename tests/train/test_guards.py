@@ -7,13 +7,14 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tests.train.test_disk_full import argv
+from tests.helpers.runs import pretrain_argv
 from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 from warmstart.registry import OBJECTIVES
 from warmstart.train.checkpoint import Checkpointer
+from warmstart.train.fit import fit
 from warmstart.train.logging import read_metrics
-from warmstart.train.loop import TrainConfig, fit
+from warmstart.train.loop import TrainConfig
 
 BASE = dict(steps=8, lr=0.05, save_every=2, eval_every=0, log_every=1, progress=False, device="cpu")
 
@@ -141,7 +142,7 @@ def test_pretraining_with_nan_on_steps_3_and_5_stops_past_the_limit(
 
     monkeypatch.setattr(OBJECTIVES["mlm"], "forward", nan_on_steps_3_and_5)
     out = tmp_path / "run"
-    assert main(argv(small_shards, out, "train.max_bad_steps=1")) == 2
+    assert main(pretrain_argv(small_shards, out, "train.max_bad_steps=1")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         f"error: loss nan at step 5, bad step 2 (more than train.max_bad_steps=1); "

@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from tests.train.cli_runs import (
+from tests.helpers.runs import (
     SAVE_EVERY,
     STEPS,
     final_weights,

@@ -5,7 +5,7 @@ import json
 import pytest
 from safetensors.torch import load_file
 
-from tests.conftest import TINY_MODEL
+from tests.helpers.runs import run_args
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.packing import PackedWindows
 from warmstart.data.shards import TokenShards
@@ -21,24 +21,6 @@ def stop_at(step_to_die: int):
             raise Interrupt
 
     return hook
-
-
-def run_args(shards, out):
-    flags = {"out": str(out), "data": {"shards": str(shards)}, "train": {"steps": 16}}
-    overrides = TINY_MODEL + [
-        "data.seq_len=32",
-        "train.batch_size=16",
-        "train.grad_accum=2",
-        "train.save_every=4",
-        "train.eval_every=4",
-        "train.log_every=1",
-        "train.keep_last=2",
-        "train.eval_batches=2",
-        "train.progress=false",
-        "train.lr=1e-3",
-        "train.seed=3",
-    ]
-    return dict(preset=None, config_file=None, flags=flags, overrides=overrides)
 
 
 def losses(run_dir):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.conftest import TINY_MODEL
+from tests.helpers.shapes import TINY_MODEL
 from warmstart.commands.pretrain import pretrain
 from warmstart.errors import WarmstartError
 from warmstart.train.schedule import lr_multiplier

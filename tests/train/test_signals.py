@@ -8,17 +8,17 @@ import signal
 import pytest
 from safetensors.torch import load_file
 
-from tests.train.cli_runs import (
+from tests.helpers.runs import (
     STEPS,
     final_weights,
     finish,
     last_train_step,
     read_checkpoint,
+    run_args,
     same_tensors,
     start,
     wait_for,
 )
-from tests.train.test_resume import run_args
 from warmstart.commands.pretrain import pretrain
 from warmstart.train.signals import Stopped, StopRequest
 

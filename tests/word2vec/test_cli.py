@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.cli.test_bad_input import assert_one_line_error, run
+from tests.helpers.cli import assert_one_line_error, run
 
 
 @pytest.fixture(scope="module")

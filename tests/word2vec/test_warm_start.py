@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import TINY_MODEL
+from tests.helpers.shapes import TINY_MODEL
 from warmstart.errors import WarmstartError
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.word2vec.vectors import WordVectors

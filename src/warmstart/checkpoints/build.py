@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 
 from warmstart import config as C
+from warmstart.checkpoints.card import RunCard
 from warmstart.config import opt
 from warmstart.data.corpus import DataConfig
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
-from warmstart.objectives.denoising import DenoisingConfig
-from warmstart.objectives.mlm import MLMConfig
-from warmstart.objectives.nsp_sop import NSPConfig
-from warmstart.objectives.replaced_token import ElectraConfig
-from warmstart.objectives.span_corruption import SpanCorruptionConfig
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import TrainConfig
@@ -25,27 +20,56 @@ from warmstart.word2vec.warm_start import EmbeddingInitConfig
 MAX_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_length")
 
 
-@dataclass
-class PretrainConfig:
-    out: str = opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)")
-    arch: str = opt("bert", "model family: bert, gpt2, t5, bart (model.* keys are the family's)")
-    objective: str | None = opt(
-        None,
-        "pretraining objective (default: the family's first): bert: mlm, mlm+nsp, mlm+sop, electra; "
-        "gpt2: clm; t5: span_corruption; bart: denoising",
-    )
-    init: str | None = opt(
-        None, "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
-    )
-    model: BertConfig = dataclasses.field(default_factory=BertConfig)
-    mlm: MLMConfig = dataclasses.field(default_factory=MLMConfig)
-    nsp: NSPConfig = dataclasses.field(default_factory=NSPConfig)
-    electra: ElectraConfig = dataclasses.field(default_factory=ElectraConfig)
-    span_corruption: SpanCorruptionConfig = dataclasses.field(default_factory=SpanCorruptionConfig)
-    denoising: DenoisingConfig = dataclasses.field(default_factory=DenoisingConfig)
-    embeddings: EmbeddingInitConfig = dataclasses.field(default_factory=EmbeddingInitConfig)
-    data: DataConfig = dataclasses.field(default_factory=DataConfig)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+def _objective_sections() -> list[tuple[str, type, dataclasses.Field]]:
+    """Every objective's config sections (objectives/base.py), in registry order, each once."""
+    found: dict[str, type] = {}
+    for unit_cls in OBJECTIVES.values():
+        for name, section in unit_cls.sections.items():
+            if found.setdefault(name, section) is not section:
+                raise TypeError(f"two objectives declare section {name} with different types")
+    return [(n, t, dataclasses.field(default_factory=t)) for n, t in found.items()]
+
+
+OUT_HELP = "run directory (refused if it exists, unless --resume or --overwrite)"
+INIT_HELP = "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
+
+# The pretraining config: the run's own keys, the family's model section (BERT's here; see _family_config),
+# each registered objective's sections (so a new objective adds its keys by being registered), the word2vec
+# warm start, the data and the training loop.
+PretrainConfig = dataclasses.make_dataclass(
+    "PretrainConfig",
+    [
+        (
+            "out",
+            str,
+            opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)"),
+        ),
+        ("arch", str, opt("bert", "model family: bert, gpt2, t5, bart (model.* keys are the family's)")),
+        (
+            "objective",
+            str | None,
+            opt(
+                None,
+                "pretraining objective (default: the family's first): bert: mlm, mlm+nsp, mlm+sop, electra; "
+                "gpt2: clm; t5: span_corruption; bart: denoising",
+            ),
+        ),
+        (
+            "init",
+            str | None,
+            opt(
+                None,
+                "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights",
+            ),
+        ),
+        ("model", BertConfig, dataclasses.field(default_factory=BertConfig)),
+        *_objective_sections(),
+        ("embeddings", EmbeddingInitConfig, dataclasses.field(default_factory=EmbeddingInitConfig)),
+        ("data", DataConfig, dataclasses.field(default_factory=DataConfig)),
+        ("train", TrainConfig, dataclasses.field(default_factory=TrainConfig)),
+    ],
+)
+PretrainConfig.__module__ = __name__
 
 
 def resolve(
@@ -95,7 +119,7 @@ def family(explicit: dict) -> str:
         from warmstart.checkpoints.load import resolve_checkpoint
 
         config_json = json.loads((resolve_checkpoint(explicit["init"]) / "config.json").read_text())
-        arch = config_json.get("warmstart", {}).get("arch", config_json.get("model_type"))
+        arch = RunCard.read(config_json).arch
     return str(arch or "bert")
 
 
@@ -108,9 +132,9 @@ def objective_name(cfg: PretrainConfig) -> str:
     """The objective asked for, or the family's default; one that cannot train ``arch`` is an error."""
     name = cfg.objective or DEFAULT_OBJECTIVE.get(cfg.arch, "mlm")
     unit_cls = lookup(OBJECTIVES, "objective", name)
-    archs = getattr(unit_cls, "archs", ("bert",))
+    archs = unit_cls.families
     if cfg.arch not in archs:
-        fits = sorted(k for k, v in OBJECTIVES.items() if cfg.arch in getattr(v, "archs", ("bert",)))
+        fits = sorted(k for k, v in OBJECTIVES.items() if cfg.arch in v.families)
         raise WarmstartError(
             f"objective {name} does not train a {cfg.arch} model (it trains {', '.join(archs)})",
             f"for arch {cfg.arch} use --objective {' or '.join(fits)}",
@@ -121,24 +145,21 @@ def objective_name(cfg: PretrainConfig) -> str:
 def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
     """config.json: Hugging Face field names plus a warmstart block that says how to rebuild the unit."""
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
-    start = getattr(unit_cls, "decoder_start_id", None)
+    start = unit_cls.decoder_start_id
     extra = {"decoder_start_token_id": start(tokenizer)} if start else {}
-    shapes = {s: dataclasses.asdict(getattr(cfg, s)) for s in getattr(unit_cls, "shape_sections", ())}
-    return {
-        "model_type": cfg.arch,
-        "architectures": [unit_cls.hf_architecture],
-        **dataclasses.asdict(cfg.model),
-        "pad_token_id": tokenizer.pad_id,
-        "bos_token_id": tokenizer.bos_id,
-        "eos_token_id": tokenizer.eos_id,
-        **extra,
-        "warmstart": {
-            "arch": cfg.arch,
-            "objective": cfg.objective,
-            "tokenizer": tokenizer.fingerprint(),
-            **shapes,
-        },
-    }
+    shapes = {s: dataclasses.asdict(getattr(cfg, s)) for s in unit_cls.shape_sections}
+    card = RunCard(arch=cfg.arch, objective=cfg.objective, tokenizer=tokenizer.fingerprint(), sections=shapes)
+    return card.write(
+        {
+            "model_type": cfg.arch,
+            "architectures": [unit_cls.hf_architecture],
+            **dataclasses.asdict(cfg.model),
+            "pad_token_id": tokenizer.pad_id,
+            "bos_token_id": tokenizer.bos_id,
+            "eos_token_id": tokenizer.eos_id,
+            **extra,
+        }
+    )
 
 
 def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):

@@ -1,18 +1,80 @@
-"""The run card: the "warmstart" block of a checkpoint's config.json."""
+"""The run card: the "warmstart" block of a checkpoint's config.json, as one typed record.
+
+This module is the only reader and writer of that block. A checkpoint's config.json is the model's
+transformers config (model_type, sizes, token ids) plus ``"warmstart": {...}``: the family (``arch``), the
+pretraining objective, the tokenizer's fingerprint, the objective's shape sections (ELECTRA's generator),
+where an imported model came from, and for a finetuned model its task options. The label map lives once, in
+transformers' own ``id2label`` / ``label2id`` / ``num_labels``; runs written before this card also stored
+``warmstart.labels``, which is still read (and wins, being what those runs trained with).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
+
+KEYS = ("arch", "objective", "tokenizer", "task", "imported_from", "hf_model_type")
+
+
+@dataclass
+class RunCard:
+    arch: str = "bert"  # the model family (registry.MODELS)
+    objective: str | None = None  # the pretraining objective (registry.OBJECTIVES)
+    tokenizer: str | None = None  # the tokenizer's fingerprint
+    task: dict | None = None  # a finetuned model's task options (tasks.base.TaskConfig fields)
+    imported_from: str | None = None  # the transformers directory `warmstart import` read
+    hf_model_type: str | None = None  # its transformers model_type (roberta, albert, electra, ...)
+    sections: dict[str, dict] = field(default_factory=dict)  # objective shape sections, e.g. "electra"
+    labels: list[str] = field(default_factory=list)  # the label map of a finetuned model
+
+    @property
+    def finetuned(self) -> bool:
+        return self.task is not None
+
+    @property
+    def task_name(self) -> str | None:
+        return None if self.task is None else self.task.get("name", "classification")
+
+    @classmethod
+    def read(cls, config_json: dict) -> RunCard:
+        """The card of a checkpoint's config.json (a transformers config without a block reads as its
+        ``model_type`` with nothing else known)."""
+        block = dict(config_json.get("warmstart") or {})
+        known = {k: block.pop(k) for k in KEYS if k in block}
+        old_labels = block.pop("labels", None)  # written by releases before the card
+        known.setdefault("arch", config_json.get("model_type") or "bert")
+        card = cls(**known, sections={k: v for k, v in block.items() if isinstance(v, dict)})
+        if card.task is not None:
+            card.labels = list(old_labels) if old_labels is not None else _id2label(config_json)
+        return card
+
+    def write(self, config_json: dict) -> dict:
+        """``config_json`` with this card as its block and, for a finetuned model, its label map."""
+        block = {k: getattr(self, k) for k in KEYS if getattr(self, k) is not None}
+        block.update(self.sections)
+        out = {**config_json, "warmstart": block}
+        for key in ("id2label", "label2id", "num_labels"):
+            if self.task is not None:
+                out.pop(key, None)
+        if self.task is not None and self.labels:
+            out["id2label"] = dict(enumerate(self.labels))
+            out["label2id"] = {name: i for i, name in enumerate(self.labels)}
+            out["num_labels"] = len(self.labels)
+        return out
+
+
+def _id2label(config_json: dict) -> list[str]:
+    mapping = config_json.get("id2label") or {}
+    return [mapping[k] for k in sorted(mapping, key=int)]
+
+
+def read_card(config_json: dict) -> RunCard:
+    return RunCard.read(config_json)
 
 
 def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:
     """config.json of a finetuned model: the encoder's, the task's architecture, and the label map."""
-    block = dict(config_json.get("warmstart", {}))
-    block["task"] = dataclasses.asdict(task.cfg)
-    block["labels"] = list(labels)
-    out = {**config_json, "architectures": [task.hf_architecture], "warmstart": block}
-    if labels:
-        out["id2label"] = dict(enumerate(labels))
-        out["label2id"] = {name: i for i, name in enumerate(labels)}
-        out["num_labels"] = len(labels)
-    return out
+    card = dataclasses.replace(
+        RunCard.read(config_json), task=dataclasses.asdict(task.cfg), labels=list(labels)
+    )
+    return card.write({**config_json, "architectures": [task.hf_architecture]})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import backbone, model_config, read_config, resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.tokenization.tokenizer import Tokenizer
@@ -41,8 +42,8 @@ def open_init(path: str, explicit_model: dict, arch: str) -> InitSource:
     """The starting checkpoint; a model key other than dropout set on the command line is an error."""
     d = resolve_checkpoint(path)
     config_json = read_config(d)
-    block = config_json.get("warmstart", {})
-    init_arch = block.get("arch", config_json.get("model_type", "bert"))
+    card = RunCard.read(config_json)
+    init_arch = card.arch
     if init_arch != arch:
         raise WarmstartError(
             f"--init {path} holds a {init_arch} model but arch is {arch}",
@@ -56,7 +57,7 @@ def open_init(path: str, explicit_model: dict, arch: str) -> InitSource:
         )
     model, _ = model_config(config_json)
     model = dataclasses.replace(model, **{k: v for k, v in explicit_model.items() if k in CHANGEABLE})
-    return InitSource(d, model, init_arch, block.get("objective"), Tokenizer.load(d))
+    return InitSource(d, model, init_arch, card.objective, Tokenizer.load(d))
 
 
 def check_tokenizer(init: InitSource, other: Tokenizer | None, what: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from safetensors.torch import load_file
 
+from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import load_encoder, resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.objectives.mlm import MLMHead
@@ -22,7 +23,7 @@ class FillMask:
     def __init__(self, run: str, random_init: bool = False, seed: int = 0, device: str = "auto"):
         torch.manual_seed(seed)  # the random twin's weights
         encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
-        objective = config_json.get("warmstart", {}).get("objective")
+        objective = RunCard.read(config_json).objective
         if objective not in MLM_OBJECTIVES or self.tokenizer.mask_id is None:
             raise WarmstartError(
                 f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",

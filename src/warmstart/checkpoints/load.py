@@ -6,6 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
 from warmstart.registry import MODELS, family_of, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
@@ -42,8 +43,7 @@ def read_config(d: Path) -> dict:
 
 
 def model_config(config_json: dict):
-    arch = config_json.get("warmstart", {}).get("arch", config_json.get("model_type", "bert"))
-    config_cls, model_cls = lookup(MODELS, "model", arch)
+    config_cls, model_cls = lookup(MODELS, "model", RunCard.read(config_json).arch)
     names = {f.name for f in dataclasses.fields(config_cls)}
     return config_cls(**{k: v for k, v in config_json.items() if k in names}), model_cls
 
@@ -117,17 +117,17 @@ def load_finetuned(path: str | Path):
 
     d = resolve_checkpoint(path, prefer="best")
     config_json = read_config(d)
-    block = config_json.get("warmstart", {})
-    if "task" not in block:
+    card = RunCard.read(config_json)
+    if not card.finetuned:
         raise WarmstartError(
             f"{d} holds a pretrained model, not a finetuned one",
             "pass the directory of a `warmstart finetune` run",
         )
     names = {f.name for f in dataclasses.fields(TaskConfig)}
-    task_cfg = TaskConfig(**{k: v for k, v in block["task"].items() if k in names})
+    task_cfg = TaskConfig(**{k: v for k, v in card.task.items() if k in names})
     task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
     cfg, model_cls = model_config(config_json)
-    labels = list(block.get("labels", []))
+    labels = card.labels
     tokenizer = Tokenizer.load(d)
     task.bind(tokenizer, config_json, family_of(config_json))
     unit = task.build(model_cls(cfg), labels)

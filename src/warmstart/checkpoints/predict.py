@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.data import readers
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import EvalBatches
 from warmstart.train.loop import evaluate, pick_device

@@ -1,6 +1,8 @@
-"""`warmstart study` and `warmstart report`: each parses its flags and calls one function."""
+"""`warmstart study`, `warmstart report` and `warmstart demo`: each parses flags, calls one function."""
 
 from __future__ import annotations
+
+from warmstart.cli.common import data_flag
 
 
 def _study(a):
@@ -38,6 +40,13 @@ def _report(a):
     print(f"report: {out} (and {out.with_suffix('.md')})")
 
 
+def _demo(a):
+    from warmstart.commands.demo import run_demo
+
+    report = run_demo(a.out, quick=a.quick, overwrite=a.overwrite)
+    print(f"report: {report}")
+
+
 def add_study(sub) -> None:
     st = sub.add_parser(
         "study",
@@ -49,7 +58,7 @@ def add_study(sub) -> None:
         "regression) and tagging (brown-pos, CoNLL files; baseline: each word's most frequent tag).",
     )
     st.add_argument("run", help="a `warmstart pretrain` run, or a model directory (e.g. `warmstart import`)")
-    st.add_argument("--data", required=True, help="labeled dataset name or file (e.g. rotten-tomatoes)")
+    data_flag(st, "labeled dataset name or file (e.g. rotten-tomatoes)")
     st.add_argument("--out", required=True, help="study directory (cells/, study.json, report.html)")
     st.add_argument("--fractions", default="0.01,0.1,1", help="label fractions in (0, 1], comma-separated")
     st.add_argument("--seeds", default="1,2,3", help="seeds, comma-separated (one cell each)")
@@ -85,3 +94,11 @@ def add_report(sub) -> None:
     rp.add_argument("target", metavar="RUN_OR_STUDY", help="run or study directory")
     rp.add_argument("--out", help="HTML file to write (default RUN_OR_STUDY/report.html); .md beside it")
     rp.set_defaults(func=_report)
+
+
+def add_demo(sub) -> None:
+    dm = sub.add_parser("demo", help="the whole path on the embedded real data, with a report")
+    dm.add_argument("--out", default="runs/demo", help="directory for the demo's runs and report")
+    dm.add_argument("--quick", action="store_true", help="a tiny budget, to check that everything runs")
+    dm.add_argument("--overwrite", action="store_true", help="replace an earlier demo directory")
+    dm.set_defaults(func=_demo)

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-import argparse
+from warmstart.cli.common import config_flags, config_rows, flag_keys, flags, raw_epilog
 
 VECTORS_HELP = "a `warmstart word2vec train` run directory or a vectors file (.txt/.vec, .bin, .npy)"
+
+
+TRAIN_FLAGS = [  # (flag, config key, add_argument keywords): help and type from Word2VecRunConfig
+    ("--corpus", "corpus", {"nargs": "+"}),
+    ("--out", "out", {}),
+    ("--model", "word2vec.model", {"choices": ["skipgram", "cbow"]}),
+    ("--dim", "word2vec.dim", {}),
+    ("--window", "word2vec.window", {}),
+    ("--negative", "word2vec.negative", {}),
+    ("--sample", "word2vec.sample", {}),
+    ("--min-count", "word2vec.min_count", {}),
+    ("--epochs", "word2vec.epochs", {}),
+    ("--lr", "word2vec.lr", {}),
+    ("--seed", "word2vec.seed", {}),
+]
 
 
 def _train(a):
     from warmstart.word2vec.run import run
 
-    flags = {"word2vec": {}}
-    for key in ("corpus", "out"):
-        if getattr(a, key) is not None:
-            flags[key] = getattr(a, key)
-    for key in ("model", "dim", "window", "negative", "sample", "min_count", "epochs", "lr", "seed"):
-        if getattr(a, key) is not None:
-            flags["word2vec"][key] = getattr(a, key)
-    result = run(flags, a.overrides, overwrite=a.overwrite)
+    result = run(flags(a, flag_keys(TRAIN_FLAGS)), a.overrides, overwrite=a.overwrite)
     t = result["train"]
     print(f"{t['vocab_size']:,} words, {t['words_per_second']:,.0f} words/s over {t['seconds']:.1f} s")
     print(result["markdown"])
@@ -100,21 +108,8 @@ def add_word2vec(sub) -> None:
     cmds = w2v.add_subparsers(dest="w2v_cmd", required=True)
 
     tr = cmds.add_parser("train", help="skip-gram or CBOW with negative sampling on catalog corpora")
-    tr.formatter_class = argparse.RawDescriptionHelpFormatter
-    tr.epilog = help_text(Word2VecRunConfig)
-    tr.add_argument("--corpus", nargs="+", help="corpus names or text files (corpus)")
-    tr.add_argument("--out", help="run directory (out)")
-    tr.add_argument("--model", choices=["skipgram", "cbow"], help="skip-gram or CBOW (word2vec.model)")
-    tr.add_argument("--dim", type=int, help="vector dimensions (word2vec.dim)")
-    tr.add_argument("--window", type=int, help="largest context window (word2vec.window)")
-    tr.add_argument("--negative", type=int, help="negative samples per positive (word2vec.negative)")
-    tr.add_argument("--sample", type=float, help="frequent-word subsampling threshold (word2vec.sample)")
-    tr.add_argument(
-        "--min-count", dest="min_count", type=int, help="rarer words are dropped (word2vec.min_count)"
-    )
-    tr.add_argument("--epochs", type=int, help="passes over the corpus (word2vec.epochs)")
-    tr.add_argument("--lr", type=float, help="starting learning rate, decayed linearly (word2vec.lr)")
-    tr.add_argument("--seed", type=int, help="random seed (word2vec.seed)")
+    raw_epilog(tr, help_text(Word2VecRunConfig, config_file=False))  # no --config here: keys are KEY=VALUE
+    config_flags(tr, config_rows(Word2VecRunConfig), TRAIN_FLAGS)
     tr.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
     tr.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. word2vec.epochs=3"

@@ -25,8 +25,8 @@ import torch
 
 from warmstart.commands.demo_budget import BUDGETS, NO_DROPOUT, Progress
 from warmstart.commands.pretrain import pretrain
-from warmstart.data.catalog import DataOptions
 from warmstart.data.corpus import corpus_texts, prepare_corpus
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.tokenization.train import train_tokenizer
 from warmstart.train.rundir import open_run_dir

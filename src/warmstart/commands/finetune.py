@@ -22,17 +22,17 @@ from warmstart import config as C
 from warmstart.checkpoints.card import checkpoint_config
 from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config
 from warmstart.config import opt
-from warmstart.data.catalog import open_dataset
-from warmstart.data.options import SPLITS, FinetuneDataConfig, data_options, limited
-from warmstart.data.subsets import check_fraction, nested_subset
+from warmstart.data.options import FinetuneDataConfig
+from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
 from warmstart.registry import TASKS, family_of, lookup
-from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
+from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.breakdown import breakdown
-from warmstart.tasks.multitask import MultitaskConfig, read_multitask
+from warmstart.tasks.multitask import MultitaskConfig
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
-from warmstart.train.loop import TrainConfig, evaluate, fit, pick_device
+from warmstart.train.fit import fit
+from warmstart.train.loop import TrainConfig, evaluate, pick_device
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
 from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
 
@@ -91,31 +91,6 @@ def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> Finet
     return C.from_dict(FinetuneConfig, explicit)
 
 
-def read_splits(cfg: FinetuneConfig, task) -> tuple[dict[str, list[dict]], str]:
-    if cfg.task.name == "multitask":  # several datasets as tagged text pairs (warmstart.tasks.multitask)
-        return read_multitask(cfg, task)
-    if not cfg.data.dataset:
-        raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
-    data = open_dataset(cfg.data.dataset, data_options(cfg.data, task.kind))
-    if data.kind != task.kind:
-        raise WarmstartError(
-            f"{cfg.data.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
-            f"pick a {task.kind} dataset or the task that fits (task.name=...); "
-            f"labeled files need their label column (data.label_column, now '{cfg.data.label_column}')",
-        )
-    records = {s: list(data.records(s)) for s in SPLITS}
-    records = limited(records, cfg.data)
-    if cfg.data.train_fraction != 1:
-        records["train"] = nested_subset(records["train"], cfg.data.train_fraction, cfg.data.subset_seed)
-    for split, rows in records.items():
-        if not rows:
-            raise WarmstartError(
-                f"the {split} split of {cfg.data.dataset} is empty",
-                "use more data or other split fractions",
-            )
-    return records, data.name
-
-
 def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
     """Concrete steps / eval / save / log intervals from epochs, unless the user set them."""
     t = cfg.train
@@ -160,16 +135,15 @@ def finetune(
     encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
     task.bind(tokenizer, config_json, family_of(config_json))
-    records, dataset_name = read_splits(cfg, task)
+    records, dataset_name = task.read_splits(cfg)
     labels = task.labels(records["train"])
     counts = label_counts(records["train"])
     apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
     features = {
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
     }
-    batches = getattr(task, "train_batches", TrainBatches)  # multitask: batches mixing the tasks
     ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
-    cfg = _settle_steps(cfg, batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
+    cfg = _settle_steps(cfg, task.train_batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
 
     def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
         root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
@@ -211,13 +185,14 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
     ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
     result = fit(
         unit,
-        getattr(task, "train_batches", TrainBatches)(features["train"], global_batch(cfg), seed),
+        task.train_batches(features["train"], global_batch(cfg), seed),
         EvalBatches(features["validation"], cfg.eval_batch_size),
         cfg.train,
         ckpt,
         resume=resume,
         hooks=hooks,
         desc=f"finetune {task.name}" + (f" seed {seed}" if len(cfg.seeds) > 1 else ""),
+        command="finetune",
         lr_scales=scales,
     )
     best, _, _, _ = load_finetuned(run_dir / "best")

@@ -18,6 +18,7 @@ from warmstart.checkpoints.build import (
     resolve,
     sections,
 )
+from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.continue_from import check_tokenizer, open_init
 from warmstart.checkpoints.continue_from import load_weights as load_init_weights
 from warmstart.checkpoints.load import backbone, read_config
@@ -30,7 +31,7 @@ from warmstart.registry import OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
-from warmstart.train.loop import fit
+from warmstart.train.fit import fit
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
 
 
@@ -108,7 +109,17 @@ def pretrain(
 
     run_dir, train, evals, unit = ddp.main_first(start)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
-    result = fit(unit, train, evals, cfg.train, ckpt, resume=bool(resume), hooks=hooks, desc="pretrain")
+    result = fit(
+        unit,
+        train,
+        evals,
+        cfg.train,
+        ckpt,
+        resume=bool(resume),
+        hooks=hooks,
+        desc="pretrain",
+        command="pretrain",
+    )
     result["run_dir"] = str(run_dir)
     return result
 
@@ -139,10 +150,10 @@ def _open_init(cfg: PretrainConfig, explicit: dict):
     if not data.tokenizer and not data.shards:
         data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
     cfg = dataclasses.replace(cfg, model=init.model, data=data)
-    block = read_config(init.path).get("warmstart", {})
-    for name in getattr(lookup(OBJECTIVES, "objective", cfg.objective), "shape_sections", ()):
+    sections = RunCard.read(read_config(init.path)).sections
+    for name in lookup(OBJECTIVES, "objective", cfg.objective).shape_sections:
         fields = {f.name for f in dataclasses.fields(getattr(cfg, name))} - set(explicit.get(name, {}))
-        saved = {k: v for k, v in (block.get(name) or {}).items() if k in fields}
+        saved = {k: v for k, v in (sections.get(name) or {}).items() if k in fields}
         if saved:  # the generator's shape of an ELECTRA run, unless set: its weights then load too
             cfg = dataclasses.replace(cfg, **{name: dataclasses.replace(getattr(cfg, name), **saved)})
     return init, cfg

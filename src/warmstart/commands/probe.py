@@ -17,7 +17,8 @@ import torch.nn.functional as F
 
 from warmstart.checkpoints.features import all_layer_features
 from warmstart.checkpoints.load import load_encoder
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.report.plots import line_plot
 from warmstart.train.checkpoint import write_json

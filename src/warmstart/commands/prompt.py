@@ -195,7 +195,8 @@ def evaluate_prompting(run_dir, dataset: str, cfg: PromptConfig, split: str = "t
     """Accuracy per k (mean and std over the demonstration draws), the majority-class baseline and the label
     prior; writes prompting.json and prompting.png into ``out`` (default RUN/prompting-DATASET)."""
     from warmstart.checkpoints.load import load_generator
-    from warmstart.data.catalog import DataOptions, open_dataset
+    from warmstart.data.catalog import open_dataset
+    from warmstart.data.dataset import DataOptions
     from warmstart.report.plots import line_plot
     from warmstart.train.checkpoint import write_json
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warmstart.config import opt
-from warmstart.data.catalog import DataOptions, open_dataset
-from warmstart.data.shards import prepare_shards
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
+from warmstart.data.shard_writer import prepare_shards
 
 SPLITS = ("train", "validation", "test")
 

@@ -167,7 +167,7 @@ def build_ner_silver(
         bar.close()
     from spacy import __version__ as spacy_version
 
-    from warmstart.data.catalog import WIKI_LICENCE, WIKI_SOURCE
+    from warmstart.data.named import WIKI_LICENCE, WIKI_SOURCE
 
     made = {
         "name": NAME,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from warmstart.config import opt
-from warmstart.data.catalog import DataOptions
+from warmstart.data.dataset import DataOptions
 
 SPLITS = ("train", "validation", "test")
 

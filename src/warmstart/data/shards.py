@@ -18,32 +18,19 @@ read) in the process's resident set, which then grows toward the shards' size ov
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import queue
-import re
-import shutil
-import tempfile
-import threading
-import time
 import weakref
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 from warmstart.tokenization.tokenizer import Tokenizer
-
-__all__ = ["FORMAT", "FORMAT_VERSION", "TokenShards", "prepare_shards", "read_meta", "token_dtype"]
 
 FORMAT = "warmstart-token-shards"
 FORMAT_VERSION = 1
 _PREPARE_FIX = "run `warmstart prepare ...` to tokenize a corpus into shards"
-_SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 def token_dtype(vocab_size: int) -> np.dtype:
@@ -53,223 +40,6 @@ def token_dtype(vocab_size: int) -> np.dtype:
     if vocab_size > 2**32 - 1:
         raise ValueError(f"vocab_size {vocab_size} does not fit in uint32")
     return np.dtype(np.uint16) if vocab_size <= 65535 else np.dtype(np.uint32)
-
-
-def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
-    it = iter(texts)
-    while batch := list(itertools.islice(it, size)):
-        yield batch
-
-
-def _prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[str]]:
-    """Read the next batches in a thread while the tokenizer (Rust, GIL released) encodes this one."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for b in batches:
-                if stop.is_set():
-                    return
-                q.put(b)
-            q.put(done)
-        except BaseException as e:  # re-raised in the consumer
-            q.put(e)
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
-    try:
-        while (item := q.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                thread.join(0.01)
-
-
-class _SplitWriter:
-    """Appends documents of one split to shard files of at most ``shard_tokens`` tokens each."""
-
-    def __init__(self, directory: Path, split: str, dtype: np.dtype, shard_tokens: int):
-        self.directory = directory
-        self.split = split
-        self.dtype = dtype
-        self.shard_tokens = shard_tokens
-        self.shards: list[dict] = []  # {"file": name, "num_tokens": n}
-        self._fh = None
-        self._in_shard = 0
-        self.num_tokens = 0
-        self.num_docs = 0
-        self._docs = open(directory / f"{split}.docs.bin", "wb")
-
-    def _open_next(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-        name = f"{self.split}-{len(self.shards):05d}.bin"
-        self._fh = open(self.directory / name, "wb")
-        self.shards.append({"file": name, "num_tokens": 0})
-        self._in_shard = 0
-
-    def write_docs(self, docs: list[list[int]], sep: int) -> None:
-        lengths = np.fromiter((len(d) + 1 for d in docs), dtype=np.int64, count=len(docs))
-        if not len(lengths):
-            return
-        starts = np.empty_like(lengths)
-        starts[0] = 0
-        np.cumsum(lengths[:-1], out=starts[1:])
-        self._docs.write((starts + self.num_tokens).tobytes())
-        flat: list[int] = []
-        for d in docs:
-            flat.extend(d)
-            flat.append(sep)
-        tokens = np.asarray(flat, dtype=self.dtype)
-        self.num_docs += len(docs)
-        pos = 0
-        while pos < len(tokens):
-            if self._fh is None or self._in_shard >= self.shard_tokens:
-                self._open_next()
-            take = min(len(tokens) - pos, self.shard_tokens - self._in_shard)
-            self._fh.write(tokens[pos : pos + take].tobytes())
-            self._in_shard += take
-            self.shards[-1]["num_tokens"] += take
-            self.num_tokens += take
-            pos += take
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        self._docs.close()
-
-
-def prepare_shards(
-    texts_by_split: dict[str, Iterable[str]],
-    tokenizer: Tokenizer,
-    out_dir: str | os.PathLike,
-    *,
-    overwrite: bool = False,
-    batch_size: int = 1024,
-    shard_tokens: int = 2**28,
-    total_bytes: int | None = None,
-    source: dict | None = None,
-    show_progress: bool = True,
-) -> dict:
-    """Tokenize each split into memory-mapped shards under ``out_dir``; return the meta dict.
-
-    Streams texts in batches (memory stays flat), skips blank documents and appends ``tokenizer.doc_sep_id``
-    after every document. Writes into a temp dir next to ``out_dir`` and renames it into place only when
-    complete. ``total_bytes`` (UTF-8 size of all input, if known) gives the progress bar a total.
-    """
-    out_dir = Path(out_dir)
-    if not texts_by_split:
-        raise WarmstartError("no splits to prepare", "give at least a train split")
-    for split in texts_by_split:
-        if not _SPLIT_NAME.match(str(split)):
-            raise WarmstartError(f"invalid split name {split!r}", "use letters, digits, '_', '-' or '.'")
-    if batch_size < 1 or shard_tokens < 1:
-        raise ValueError("batch_size and shard_tokens must be positive")
-    if out_dir.exists() and not overwrite:
-        raise WarmstartError(
-            f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
-        )
-    check_writable(out_dir)
-    vocab_size = tokenizer.vocab_size
-    dtype = token_dtype(vocab_size)
-    sep = int(tokenizer.doc_sep_id)
-
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
-        splits: dict[str, dict] = {}
-        bar = tqdm(
-            total=total_bytes,
-            unit="B",
-            unit_scale=True,
-            unit_divisor=1000,
-            desc="tokenizing",
-            disable=not show_progress,
-            dynamic_ncols=True,
-        )
-        started = time.perf_counter()
-        input_bytes = 0
-        with bar:
-            for split, texts in texts_by_split.items():
-                bar.set_description(f"tokenizing {split}")
-                writer = _SplitWriter(tmp, split, dtype, int(shard_tokens))
-                try:
-                    for batch in _prefetched(_batches(texts, batch_size)):
-                        nbytes = sum(len(t.encode("utf-8")) for t in batch if t)
-                        docs = [t for t in batch if t and not t.isspace()]
-                        if docs:
-                            writer.write_docs(tokenizer.encode_batch(docs), sep)
-                        input_bytes += nbytes
-                        bar.update(nbytes)
-                        bar.set_postfix_str(
-                            f"docs={writer.num_docs:,} tokens={writer.num_tokens:,}", refresh=False
-                        )
-                finally:
-                    writer.close()
-                if writer.num_tokens == 0:
-                    raise WarmstartError(
-                        f"the '{split}' split has no text (0 tokens after skipping blank documents)",
-                        "check the corpus and its split settings, or leave that split out",
-                    )
-                splits[split] = {
-                    "num_tokens": writer.num_tokens,
-                    "num_docs": writer.num_docs,
-                    "docs_file": f"{split}.docs.bin",
-                    "shards": writer.shards,
-                }
-        seconds = time.perf_counter() - started
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "dtype": dtype.name,
-            "vocab_size": vocab_size,
-            "tokenizer_fingerprint": tokenizer.fingerprint(),
-            "tokenizer_kind": tokenizer.kind,
-            "doc_sep_id": sep,
-            "splits": splits,
-            "source": source or {},
-            "input_bytes": input_bytes,
-            "seconds": round(seconds, 3),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        tokenizer.save(tmp / "tokenizer")
-        (tmp / "meta.json").write_text(
-            json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        _swap_into_place(tmp, out_dir, overwrite)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return meta
-
-
-def _swap_into_place(tmp: Path, out_dir: Path, overwrite: bool) -> None:
-    if not out_dir.exists():
-        os.replace(tmp, out_dir)
-        return
-    if not overwrite:  # appeared while we were working
-        raise WarmstartError(
-            f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
-        )
-    trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-    old = trash / "old"
-    os.replace(out_dir, old)
-    try:
-        os.replace(tmp, out_dir)
-    except BaseException:
-        os.replace(old, out_dir)  # put the previous version back
-        raise
-    finally:
-        shutil.rmtree(trash, ignore_errors=True)
 
 
 def read_meta(directory: str | os.PathLike) -> dict:

@@ -36,6 +36,7 @@ import torch
 from safetensors.torch import save_file
 
 from warmstart.atomic import check_writable
+from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
 from warmstart.hub.electra_generator import export_generator, read_generator
 from warmstart.hub.families import (
@@ -229,7 +230,8 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
         value = hf.get(key)
         if key in config_json and value is not None:
             config_json[key] = value[0] if isinstance(value, list) else value
-    config_json["warmstart"].update(imported_from=str(src), hf_model_type=name)
+    card = dataclasses.replace(RunCard.read(config_json), imported_from=str(src), hf_model_type=name)
+    config_json = card.write(config_json)
     with torch.random.fork_rng(devices=[]):
         unit = build_unit(pc, tokenizer)
         if task is not None:  # a finetuned run: the task's head on the encoder, config.json with the task
@@ -263,12 +265,12 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     out, d = Path(out), resolve_checkpoint(run)
     _check_out(out, overwrite, Path(run), d)
     run_config = _config_json(d, "a run or model directory written by warmstart")
-    block = run_config.get("warmstart", {})
+    card = RunCard.read(run_config)
     cfg, model_cls = model_config(run_config)
     tokenizer = Tokenizer.load(d)
-    arch = export_family(block.get("arch", run_config.get("model_type", "bert")), block, cfg, tokenizer.kind)
+    arch = export_family(card, cfg, tokenizer.kind)
     family(arch, d)  # refuses a model type transformers has no class for
-    fam = padded(pretraining_class(arch, block.get("objective")), run_config.get("pad_token_id"))
+    fam = padded(pretraining_class(arch, card.objective), run_config.get("pad_token_id"))
     state = read_tensors(d / "model.safetensors")
     with torch.device("meta"):
         want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
@@ -276,8 +278,8 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
            "pass a run or checkpoint written by warmstart")  # fmt: skip
     heads, generator = {ours for ours, _ in fam.heads}, None
-    if "task" in block:
-        hf_class, tensors, task_config = export_task(arch, fam, cfg, block, state)
+    if card.finetuned:
+        hf_class, tensors, task_config = export_task(arch, fam, cfg, card, state)
     else:
         kept = want.keys() | heads
         extra = sorted({k.split(".")[0] for k in state if k not in kept and not k.startswith(fam.fresh)})
@@ -289,8 +291,8 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
         fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
         tensors, task_config = to_hf_state(fam, cfg, state), {}
     hf_config = {**config_to_hf(arch, cfg, run_config, hf_class), **task_config}
-    if fam.fresh and "task" not in block:  # ELECTRA's generator: an ElectraForMaskedLM of its own
-        generator = export_generator(cfg, block, state, run_config, d)
+    if fam.fresh and not card.finetuned:  # ELECTRA's generator: an ElectraForMaskedLM of its own
+        generator = export_generator(cfg, card, state, run_config, d)
 
     def write(tmp: Path) -> None:
         _write_hf(tmp, hf_config, tensors, tokenizer)

@@ -46,7 +46,7 @@ def _check_fit(g, mlm: dict, where) -> None:
            "pass a run written by warmstart")  # fmt: skip
 
 
-def export_generator(cfg, block: dict, state: dict, run_config: dict, where) -> tuple[dict, dict] | None:
+def export_generator(cfg, card, state: dict, run_config: dict, where) -> tuple[dict, dict] | None:
     """(config.json, tensors) of the electra run's generator as transformers' ElectraForMaskedLM; None (said
     in a warning) when its head's activation is not transformers' gelu. Its shape comes from the run's
     recorded ``electra`` section (older runs: the width fraction its weights show)."""
@@ -59,7 +59,7 @@ def export_generator(cfg, block: dict, state: dict, run_config: dict, where) -> 
     refuse(up is None, f"{where} lacks the generator's weights", "pass a run written by warmstart")
     layers = len({k.split(".")[2] for k in mlm if k.startswith("encoder.layers.")})
     shape = {"hidden_size": up.shape[1], "intermediate_size": up.shape[0], "num_hidden_layers": layers}
-    recorded = block.get("electra")
+    recorded = card.sections.get("electra")
     if recorded:
         names = {f.name for f in dataclasses.fields(ElectraConfig)}
         recorded = ElectraConfig(**{k: v for k, v in recorded.items() if k in names})

@@ -133,10 +133,10 @@ def _head_names(name: str, task: str) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------------------------------------- export
-def export_task(name: str, fam: Family, cfg, block: dict, state: dict) -> tuple[str, dict, dict]:
-    """(transformers class, tensors, config.json fields) of the finetuned run whose warmstart block is
-    ``block`` and whose unit tensors are ``state``; a task without a transformers head is refused."""
-    task = block.get("task", {})
+def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, dict, dict]:
+    """(transformers class, tensors, config.json fields) of the finetuned run whose run card is ``card``
+    and whose unit tensors are ``state``; a task without a transformers head is refused."""
+    task = card.task or {}
     kind = task.get("name")
     refuse(
         fam.arch != "bert" or kind not in TASK_CLASSES,
@@ -163,7 +163,7 @@ def export_task(name: str, fam: Family, cfg, block: dict, state: dict) -> tuple[
     pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
     tensors.update({theirs: state[ours] for ours, theirs in heads})
-    labels = list(block.get("labels", []))
+    labels = list(card.labels)
     problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
     if problem == "regression":
         labels = ["LABEL_0"]
@@ -251,15 +251,15 @@ def warn_heads(src, fam: Family, fresh: list, dropped: list, finetuned: bool) ->
         warnings.warn(f"{src}: task heads not imported: {', '.join(heads[:4])}", stacklevel=3)
 
 
-def export_family(arch: str, block: dict, cfg, tokenizer_kind: str) -> str:
+def export_family(card, cfg, tokenizer_kind: str) -> str:
     """The transformers family of a warmstart run: its own (gpt2, t5, bart), the one it was imported from,
     else for the encoder electra (the objective), albert (shared layers or factorized embeddings), roberta
     (no segments and a byte-level BPE tokenizer) or bert."""
-    if arch != "bert":
-        return arch
-    if block.get("hf_model_type") in ("bert", "roberta", "albert", "electra"):
-        return block["hf_model_type"]
-    if block.get("objective") == "electra":
+    if card.arch != "bert":
+        return card.arch
+    if card.hf_model_type in ("bert", "roberta", "albert", "electra"):
+        return card.hf_model_type
+    if card.objective == "electra":
         return "electra"
     if cfg.share_layers or cfg.embedding_size not in (None, cfg.hidden_size):
         return "albert"

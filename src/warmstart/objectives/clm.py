@@ -11,14 +11,14 @@ import torch
 from torch import nn
 
 from warmstart.errors import WarmstartError
+from warmstart.objectives.base import Objective
 from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 
 
-class CausalLM(nn.Module):
+class CausalLM(Objective):
     """Training unit: decoder + tied output head. ``forward(batch) -> (loss, stats)``."""
 
-    sections = ()
-    archs = ("gpt2",)
+    families = ("gpt2",)
     hf_architecture = "GPT2LMHeadModel"
 
     @staticmethod

@@ -214,8 +214,8 @@ class DenoisingCollator:
 class Denoising(Seq2SeqLM):
     """BART's pretraining unit: windows of seq_len - 2 tokens, so <s> corrupted </s> fits ``seq_len``."""
 
-    sections = ("denoising",)
-    archs = ("bart",)
+    sections = {"denoising": DenoisingConfig}
+    families = ("bart",)
     hf_architecture = "BartForConditionalGeneration"
 
     @staticmethod

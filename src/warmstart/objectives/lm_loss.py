@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.objectives.base import Objective
 from warmstart.objectives.fused_ce import linear_cross_entropy
 
 IGNORE = -100
@@ -49,13 +50,13 @@ def with_perplexity(metrics: dict) -> dict:
     return out
 
 
-class Seq2SeqLM(nn.Module):
+class Seq2SeqLM(Objective):
     """Training unit of the encoder-decoder objectives: teacher-forced decoder, loss on ``labels``.
 
     The batch is ``input_ids``, ``attention_mask``, ``decoder_input_ids`` (labels shifted right behind the
     decoder start token), ``decoder_attention_mask`` and ``labels`` (IGNORE on padding)."""
 
-    archs = ("t5", "bart")
+    families = ("t5", "bart")
 
     def __init__(self, model: nn.Module, *sections):
         super().__init__()

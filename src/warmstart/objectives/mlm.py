@@ -18,6 +18,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.mlp import activation
+from warmstart.objectives.base import Objective
 from warmstart.objectives.masking import check_config, check_word_table, select_positions, word_starts
 
 IGNORE = -100
@@ -115,7 +116,7 @@ def masked_lm_loss(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor, 
     return loss, {"loss": (loss_sum.detach(), n), "accuracy": (correct, n)}, (logits, picked, n)
 
 
-class MaskedLM(nn.Module):
+class MaskedLM(Objective):
     """Training unit: encoder + MLM head. ``forward(batch) -> (loss, stats)``.
 
     The objective protocol `warmstart pretrain` uses: ``sections`` names the PretrainConfig sections the
@@ -123,7 +124,7 @@ class MaskedLM(nn.Module):
     and the collator of its batches; ``hf_architecture`` goes into config.json.
     """
 
-    sections = ("mlm",)
+    sections = {"mlm": MLMConfig}
     hf_architecture = "BertForMaskedLM"
 
     @staticmethod

@@ -58,7 +58,8 @@ class NextSentenceLM(MaskedLM):
     ``encoder`` is the model finetuning loads (weights under ``encoder.``); ``head`` is MaskedLM's MLM head;
     ``sentence_head`` is HF BertForPreTraining's ``cls.seq_relationship``."""
 
-    sections = ("mlm", "nsp")
+    sections = {"mlm": MLMConfig, "nsp": NSPConfig}
+    data_kind = "sentence_pairs"
     hf_architecture = "BertForPreTraining"
     pair_kind = "nsp"
 

@@ -20,6 +20,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel, embedding_width
 from warmstart.nn.mlp import activation
+from warmstart.objectives.base import Objective
 from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMConfig, MLMHead, masked_count, masked_lm_loss
 
 EVAL_SAMPLING_SEED = 1234  # evaluation samples the same replacements every time: comparable curves
@@ -101,10 +102,10 @@ class DiscriminatorHead(nn.Module):
         return self.prediction(self.act(self.dense(h))).squeeze(-1)
 
 
-class ReplacedTokenDetection(nn.Module):
+class ReplacedTokenDetection(Objective):
     """Training unit: generator + discriminator sharing the token (and position, segment) embeddings."""
 
-    sections = ("mlm", "electra")
+    sections = {"mlm": MLMConfig, "electra": ElectraConfig}
     hf_architecture = "ElectraForPreTraining"
     shape_sections = ("electra",)  # config.json records them: they give the generator's shape
     summarize = staticmethod(MaskedLM.summarize)

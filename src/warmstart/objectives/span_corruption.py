@@ -183,8 +183,8 @@ class SpanCorruptionCollator:
 class SpanCorruption(Seq2SeqLM):
     """T5's pretraining unit: raw windows sized by :func:`raw_length` so corrupted inputs fill ``seq_len``."""
 
-    sections = ("span_corruption",)
-    archs = ("t5",)
+    sections = {"span_corruption": SpanCorruptionConfig}
+    families = ("t5",)
     hf_architecture = "T5ForConditionalGeneration"
 
     @staticmethod

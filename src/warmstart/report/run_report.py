@@ -8,6 +8,7 @@ import platform
 from datetime import datetime, timezone
 from pathlib import Path
 
+from warmstart.checkpoints.card import RunCard
 from warmstart.config import load_yaml
 from warmstart.report.html import Page
 from warmstart.report.panel_plot import panel_plot
@@ -57,7 +58,7 @@ def model_line(run_dir: Path) -> str | None:
     c = read_config(d)
     with safe_open(str(d / "model.safetensors"), "pt") as f:
         params = sum(_numel(f.get_slice(k).get_shape()) for k in f.keys())
-    arch = c.get("warmstart", {}).get("arch", c.get("model_type", "?"))
+    arch = RunCard.read(c).arch
     shape = ", ".join(
         f"{label} {c[key]:,}"
         for key, label in [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.registry import generates
@@ -43,14 +44,13 @@ LOADERS = {**dict.fromkeys(FINETUNED, _finetuned), "text_to_text": _text_to_text
 def open_model(run: str):
     """The served model of ``run`` (a run or model directory); WarmstartError for what cannot be served."""
     config_json = json.loads((resolve_checkpoint(run, prefer="best") / "config.json").read_text())
-    block = config_json.get("warmstart", {})
-    if "task" in block:
-        name = block["task"].get("name", "classification")
+    card = RunCard.read(config_json)
+    if card.finetuned:
+        name = card.task_name
         if name not in LOADERS:
             raise WarmstartError(
                 f"warmstart serve does not serve {name} models",
                 f"use `warmstart predict {run}`, or serve a {', '.join(LOADERS)} run",
             )
         return LOADERS[name](run)
-    arch = block.get("arch", config_json.get("model_type", "bert"))
-    return (_generator if generates(arch) else _fill_mask)(run)
+    return (_generator if generates(card.arch) else _fill_mask)(run)

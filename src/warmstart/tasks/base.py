@@ -28,7 +28,10 @@ import numpy as np
 import torch
 
 from warmstart.config import opt
+from warmstart.data.catalog import open_dataset
+from warmstart.data.options import SPLITS, data_options, limited
 from warmstart.data.order import EpochOrder
+from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
 
 
@@ -101,6 +104,37 @@ class Task:
     def build(self, encoder: torch.nn.Module, labels: list[str]) -> torch.nn.Module:
         """The training unit: ``encoder`` + a randomly initialised head."""
         raise NotImplementedError
+
+    def read_splits(self, cfg) -> tuple[dict[str, list[dict]], str]:
+        """The train/validation/test records of the finetune config ``cfg`` and the data's name: by default
+        the one dataset of ``cfg.data`` (a task reading several overrides this)."""
+        return read_dataset_splits(cfg.data, self)
+
+    def train_batches(self, features: Features, batch_size: int, seed: int):
+        """The training batches (a task that mixes sources overrides this)."""
+        return TrainBatches(features, batch_size, seed)
+
+
+def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
+    """The splits of the dataset of ``d`` (a FinetuneDataConfig), limited and subset as it says."""
+    if not d.dataset:
+        raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
+    data = open_dataset(d.dataset, data_options(d, task.kind))
+    if data.kind != task.kind:
+        raise WarmstartError(
+            f"{d.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
+            f"pick a {task.kind} dataset or the task that fits (task.name=...); "
+            f"labeled files need their label column (data.label_column, now '{d.label_column}')",
+        )
+    records = limited({s: list(data.records(s)) for s in SPLITS}, d)
+    if d.train_fraction != 1:
+        records["train"] = nested_subset(records["train"], d.train_fraction, d.subset_seed)
+    for split, rows in records.items():
+        if not rows:
+            raise WarmstartError(
+                f"the {split} split of {d.dataset} is empty", "use more data or other split fractions"
+            )
+    return records, data.name
 
 
 class Features:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import torch
 
 from warmstart.config import opt
-from warmstart.data.catalog import DataOptions, open_dataset
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.data.mixing import MixedBatches, check_mixing, mixing_rates
 from warmstart.data.to_text import parse_label_words, to_text
 from warmstart.errors import WarmstartError
@@ -270,6 +271,9 @@ class MultitaskTask(TextToTextTask):
 
     def build(self, model: torch.nn.Module, labels: list[str]) -> MultitaskUnit:
         return MultitaskUnit(model, self)
+
+    def read_splits(self, cfg) -> tuple[dict[str, list[dict]], str]:
+        return read_multitask(cfg, self)
 
     def train_batches(self, features, batch_size: int, seed: int):
         """The training source: mixed by ``self.mixture`` (set by ``read_multitask``)."""

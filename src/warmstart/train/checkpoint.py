@@ -37,6 +37,7 @@ from safetensors.torch import load_file, save_file
 
 from warmstart.atomic import check_writable, disk_full, disk_full_error
 from warmstart.errors import WarmstartError
+from warmstart.train import dist_state
 from warmstart.train import distributed as ddp
 
 STEP_DIR = re.compile(r"^step-(\d{8})$")
@@ -107,14 +108,14 @@ def read_tensors(path: str | os.PathLike) -> dict[str, torch.Tensor]:
 
 
 def load_weights(module: torch.nn.Module, path: Path, strict: bool = True) -> tuple[list, list]:
-    missing, unexpected = ddp.load_state(module, read_tensors(path), strict=strict)
+    missing, unexpected = dist_state.load_state(module, read_tensors(path), strict=strict)
     return missing, unexpected
 
 
 def optimizer_state(opt: torch.optim.Optimizer, unit=None) -> tuple[dict, dict]:
     """(tensors, meta) of the optimizer; ``unit``: the model, whose FSDP shards are gathered first (every
     process calls it; the others get ({}, {}))."""
-    sd = ddp.optimizer_state(unit, opt)
+    sd = dist_state.optimizer_state(unit, opt)
     if not sd:
         return {}, {}
     tensors = {}
@@ -139,7 +140,7 @@ def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict, 
     current = [{k: g[k] for k in IMPLEMENTATION if k in g} for g in opt.param_groups]
     groups = [{**g, **mine} for g, mine in zip(meta["param_groups"], current)]
     groups += meta["param_groups"][len(current) :]  # a count mismatch is refused by the optimizer itself
-    ddp.load_optimizer_state(unit, opt, {"state": state, "param_groups": groups})
+    dist_state.load_optimizer_state(unit, opt, {"state": state, "param_groups": groups})
 
 
 def rng_state() -> tuple[dict, dict]:
@@ -190,7 +191,7 @@ class Checkpointer:
         if for_export and self.export is not None and not ddp.sharded(unit):
             state = self.export(unit) if ddp.is_main() else {}
         else:
-            state = ddp.full_state(unit)
+            state = dist_state.full_state(unit)
         return {k: v.detach().contiguous().cpu() for k, v in state.items()}
 
     def _write_model(self, weights: dict, d: Path) -> None:

@@ -176,14 +176,7 @@ def train(
     start = time.perf_counter()
     vocab = vocab or Vocab.build(docs, cfg.min_count, cfg.max_vocab)
     begin = time.perf_counter()
-    ids, offsets = vocab.encode(docs)
-    if len(ids) == 0:
-        raise WarmstartError(
-            "no word of the corpus is in the vocabulary", "build the vocabulary from this corpus"
-        )
-    raw = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)), out=raw[1:])
-    doc = np.repeat(np.arange(len(docs), dtype=np.int32), np.diff(offsets))
+    ids, offsets, raw, doc = _encoded(docs, vocab)
     bounds = chunk_bounds(offsets, CHUNK_WORDS)
     keep, noise = vocab.keep_probs(cfg.sample), NoiseSampler(vocab.noise_distribution())
     gen = torch.Generator().manual_seed(cfg.seed)
@@ -225,6 +218,49 @@ def train(
             stop.set()
 
     threads = cfg.threads or os.cpu_count() or 1
+    try:
+        _in_threads(work, threads)
+    finally:
+        stop.set()
+        bar.close()
+    if errors:
+        raise errors[0]
+    seconds = time.perf_counter() - begin
+    stats = _figures(cfg, len(vocab), int(raw[-1]), counted, loss_sum / np.maximum(loss_n, 1), seconds)
+    stats.update(vocab_seconds=begin - start, threads=threads)
+    return WordVectors(list(vocab.words), syn0.numpy(), vocab.counts.copy()), stats
+
+
+def _figures(cfg, vocab_size: int, corpus_words: int, counted: dict, epoch_losses, seconds: float) -> dict:
+    return {
+        "model": cfg.model,
+        "vocab_size": vocab_size,
+        "corpus_words": corpus_words,
+        "training_words": counted["words"],
+        "examples": counted["examples"],
+        "seconds": seconds,
+        "words_per_second": cfg.epochs * corpus_words / seconds,
+        "loss": float(epoch_losses[-1]),
+        "epoch_losses": [float(x) for x in epoch_losses],
+        "batch": cfg.batch,
+    }
+
+
+def _encoded(docs: list[list[str]], vocab: Vocab):
+    """(word ids, document offsets into them, offsets in corpus words, the document of each id)."""
+    ids, offsets = vocab.encode(docs)
+    if len(ids) == 0:
+        raise WarmstartError(
+            "no word of the corpus is in the vocabulary", "build the vocabulary from this corpus"
+        )
+    raw = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=len(docs)), out=raw[1:])
+    doc = np.repeat(np.arange(len(docs), dtype=np.int32), np.diff(offsets))
+    return ids, offsets, raw, doc
+
+
+def _in_threads(work, threads: int) -> None:
+    """Run ``work`` on ``threads`` threads (this one included), torch on one thread each meanwhile."""
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -235,28 +271,7 @@ def train(
         for w in workers:
             w.join()
     finally:
-        stop.set()
         torch.set_num_threads(torch_threads)
-        bar.close()
-    if errors:
-        raise errors[0]
-    seconds = time.perf_counter() - begin
-    epoch_losses = [float(s / max(n, 1)) for s, n in zip(loss_sum, loss_n)]
-    stats = {
-        "model": cfg.model,
-        "vocab_size": len(vocab),
-        "corpus_words": int(raw[-1]),
-        "training_words": counted["words"],
-        "examples": counted["examples"],
-        "seconds": seconds,
-        "vocab_seconds": begin - start,
-        "words_per_second": cfg.epochs * int(raw[-1]) / seconds,
-        "loss": epoch_losses[-1],
-        "epoch_losses": epoch_losses,
-        "threads": threads,
-        "batch": cfg.batch,
-    }
-    return WordVectors(list(vocab.words), syn0.numpy(), vocab.counts.copy()), stats
 
 
 def _next(tasks, lock):

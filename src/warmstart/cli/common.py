@@ -1,0 +1,150 @@
+"""What every subcommand module shares: the parser class, config-backed flags, data options, input files."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from pathlib import Path
+
+from warmstart.errors import WarmstartError
+
+SAME_FLAG = "--data and --dataset are the same flag"
+TYPES = {"int": int, "float": float}
+
+
+class Parser(argparse.ArgumentParser):
+    """No prefix matching (``--epoch`` is not ``--epochs``), and an unknown subcommand gets a suggestion.
+
+    Subparsers are of the parser's own class, so every level of ``warmstart`` behaves the same."""
+
+    def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+
+    def _check_value(self, action, value):
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            self.exit(2, unknown_command(self.prog, value, list(action.choices)) + "\n")
+        super()._check_value(action, value)
+
+
+def unknown_command(prog: str, typed: str, names: list[str]) -> str:
+    """``error: unknown command 'pretrian'; did you mean pretrain?`` (nested: ``word2vec trian``)."""
+    group = prog.partition(" ")[2]  # "" at the top, "word2vec" in `warmstart word2vec`
+    where = f"{group} " if group else ""
+    close = difflib.get_close_matches(typed, names, n=1)
+    fix = f"did you mean {where}{close[0]}?" if close else f"choose one of: {', '.join(names)}"
+    return f"error: unknown command '{where}{typed}'; {fix}"
+
+
+def unknown_arguments(parser: argparse.ArgumentParser, extra: list[str]) -> str:
+    """``unrecognized arguments: --epoch 1; did you mean --epochs?``"""
+    options = [s for action in parser._actions for s in action.option_strings]
+    close = [
+        match
+        for x in extra
+        if x.startswith("--")
+        for match in difflib.get_close_matches(x.split("=", 1)[0], options, n=1, cutoff=0.75)
+    ]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"unrecognized arguments: {' '.join(extra)}{hint}"
+
+
+def leaf_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser of the command that was chosen, e.g. the one of `warmstart word2vec train`."""
+    while True:
+        subs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if subs is None or getattr(args, subs.dest, None) not in subs.choices:
+            return parser
+        parser = subs.choices[getattr(args, subs.dest)]
+
+
+def raw_epilog(p: argparse.ArgumentParser, text: str) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = text
+
+
+def config_rows(cls: type, defaults: dict | None = None) -> dict[str, tuple[str, object, str]]:
+    """dotted key -> (type name, default, help) of a config class, with the command's own defaults."""
+    from warmstart.config import field_help
+
+    return {key: (tp, default, text) for key, tp, default, text in field_help(cls, defaults)}
+
+
+def dest_of(flag: str, kw: dict) -> str:
+    return kw.get("dest") or flag.lstrip("-").replace("-", "_")
+
+
+def config_flags(p: argparse.ArgumentParser, rows: dict, table: list[tuple[str, str, dict]]) -> None:
+    """Flags that set config keys: [(flag, dotted key, add_argument keywords)]. Type and help come from the
+    config field (its help, key and the default this command runs with); ``also`` adds spellings."""
+    for flag, key, kw in table:
+        kw = dict(kw)
+        tp, default, text = rows[key]
+        also = kw.pop("also", ())
+        if tp == "bool":
+            kw.setdefault("action", "store_true")
+        else:
+            kw.setdefault("type", TYPES.get(tp.rstrip("?"), str))
+        unset = default is None or default is False or default in ("", [])  # 0 is a default worth showing
+        shown = key if unset else f"{key}, default {default!r}"
+        note = f"; {SAME_FLAG}" if "--data" in (flag, *also) else ""
+        kw["dest"] = dest_of(flag, kw)
+        p.add_argument(flag, *also, help=f"{text} ({shown}){note}".replace("%", "%%"), **kw)
+
+
+def flag_keys(table: list[tuple[str, str, dict]]) -> list[tuple[str, str]]:
+    """[(namespace attribute, dotted key)] of a ``config_flags`` table."""
+    return [(dest_of(flag, kw), key) for flag, key, kw in table]
+
+
+def flags(a: argparse.Namespace, table: list[tuple[str, str]]) -> dict:
+    """Nested config dict from the flags that were given: [(attribute, dotted key)]."""
+    out: dict = {}
+    for key, dotted in table:
+        value = getattr(a, key)
+        if value is not None and value is not False:
+            node = out
+            *sections, leaf = dotted.split(".")
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[leaf] = value
+    return out
+
+
+def data_flag(p: argparse.ArgumentParser, help: str, dest: str = "data", required: bool = True) -> None:
+    """``--data`` and ``--dataset``: one flag with both spellings, in the attribute ``dest`` the command reads
+    (the flag of that name is the one shown first)."""
+    names = ("--data", "--dataset") if dest == "data" else ("--dataset", "--data")
+    p.add_argument(*names, dest=dest, metavar="DATASET", required=required, help=f"{help}; {SAME_FLAG}")
+
+
+def add_text_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--text-column", default="text", help="column with the text in csv/tsv/jsonl/parquet files"
+    )
+    p.add_argument(
+        "--txt-mode",
+        default="line",
+        choices=["line", "blank"],
+        help=".txt files: one document per line, or blank-line separated documents",
+    )
+    p.add_argument("--split-seed", type=int, default=0, help="seed of the train/validation/test split")
+
+
+def data_options(a) -> object:
+    from warmstart.data.dataset import DataOptions
+
+    return DataOptions(
+        text_column=a.text_column,
+        text_pair_column=getattr(a, "text_pair_column", None),
+        label_column=getattr(a, "label_column", "label"),
+        split_seed=a.split_seed,
+    )
+
+
+def open_input(path: str):
+    from warmstart.data.readers import check_text
+
+    if not Path(path).is_file():
+        raise WarmstartError(f"no such input file: {path}", "pass an existing file, or - for stdin")
+    check_text(Path(path))
+    return open(path, encoding="utf-8", errors="replace")

@@ -1,0 +1,127 @@
+"""`warmstart data ...`, `warmstart tokenizer train` and `warmstart prepare`: each calls one function."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from warmstart.cli.common import add_text_options
+
+
+def _data_list(a):
+    from warmstart.data.catalog import list_table
+
+    print(list_table())
+
+
+def _data_show(a):
+    from warmstart.data.catalog import show
+    from warmstart.data.dataset import DataOptions
+
+    opts = DataOptions(
+        text_column=a.text_column,
+        label_column=a.label_column,
+        text_pair_column=a.text_pair_column,
+        txt_mode=a.txt_mode,
+        split_seed=a.split_seed,
+    )
+    print(show(a.name, opts, n_examples=a.examples))
+
+
+def _data_build(a):
+    from warmstart.data.ner_silver import build_ner_silver
+
+    path = build_ner_silver(limit=a.limit, overwrite=a.overwrite)
+    print(f"{a.name} written to {path}")
+
+
+def _corpus_options(a):
+    from warmstart.data.dataset import DataOptions
+
+    return DataOptions(
+        text_column=a.text_column, txt_mode=a.txt_mode, label_column=None, split_seed=a.split_seed
+    )
+
+
+def _tokenizer_train(a):
+    from warmstart.data.corpus import corpus_texts
+    from warmstart.tokenization.train import train_tokenizer
+
+    texts = corpus_texts(a.corpus, _corpus_options(a), "train")
+    sentinels = a.sentinels if a.sentinels is not None else (100 if a.kind == "unigram" else 0)
+    tok = train_tokenizer(
+        texts,
+        a.kind,
+        a.vocab_size,
+        a.out,
+        min_frequency=a.min_frequency,
+        overwrite=a.overwrite,
+        sentinels=sentinels,
+    )
+    extra = f", {sentinels} of them sentinels <extra_id_N>" if sentinels else ""
+    print(f"tokenizer ({a.kind}, {tok.vocab_size} tokens{extra}) written to {a.out}")
+
+
+def _prepare(a):
+    from warmstart.data.corpus import prepare_corpus
+    from warmstart.tokenization.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer.load(a.tokenizer)
+    meta = prepare_corpus(a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite)
+    for split, info in meta["splits"].items():
+        print(f"{split}: {info['num_tokens']:,} tokens in {info['num_docs']:,} documents")
+    print(f"token shards written to {a.out}")
+
+
+def add_data(sub) -> None:
+    data = sub.add_parser("data", help="list and inspect datasets").add_subparsers(
+        dest="data_cmd", required=True
+    )
+    data.add_parser("list", help="named datasets").set_defaults(func=_data_list)
+    show = data.add_parser("show", help="size, splits, licence and examples of a dataset or file")
+    show.add_argument("name", help="a name from `warmstart data list`, a local file, or hf:NAME[:CONFIG]")
+    show.add_argument("--examples", type=int, default=3, help="how many examples to print")
+    show.add_argument("--label-column", default="label", help="column with the label")
+    show.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
+    add_text_options(show)
+    show.set_defaults(func=_data_show)
+    build = data.add_parser("build", help="build a derived dataset once and cache it")
+    build.add_argument("name", choices=["wiki-ner-silver"], help="the dataset to build")
+    build.add_argument("--limit", type=int, default=None, help="only the first N documents (a quick look)")
+    build.add_argument("--overwrite", action="store_true", help="rebuild an existing cache")
+    build.set_defaults(func=_data_build)
+
+
+def add_tokenizer(sub) -> None:
+    tok = sub.add_parser("tokenizer", help="train tokenizers").add_subparsers(dest="tok_cmd", required=True)
+    tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE or Unigram tokenizer")
+    tt.add_argument(
+        "--kind",
+        default="wordpiece",
+        choices=["wordpiece", "bpe", "unigram"],
+        help="wordpiece (BERT), bpe (byte-level, GPT-2/RoBERTa) or unigram (T5)",
+    )
+    tt.add_argument("--vocab-size", type=int, default=16000, help="vocabulary size, special tokens included")
+    tt.add_argument(
+        "--corpus", nargs="+", required=True, help="corpus names or text files (train split used)"
+    )
+    tt.add_argument("--min-frequency", type=int, default=2, help="minimum count of a merge / word piece")
+    tt.add_argument(
+        "--sentinels",
+        type=int,
+        default=None,
+        help="T5 sentinel tokens <extra_id_N> added after the vocabulary (default: 100 for unigram, else 0)",
+    )
+    tt.add_argument("--out", required=True, help="output directory (tokenizer.json + tokenizer_config.json)")
+    tt.add_argument("--overwrite", action="store_true", help="replace an existing tokenizer in --out")
+    add_text_options(tt)
+    tt.set_defaults(func=_tokenizer_train)
+
+
+def add_prepare(sub) -> None:
+    pr = sub.add_parser("prepare", help="tokenize a corpus into memory-mapped token shards")
+    pr.add_argument("--corpus", nargs="+", required=True, help="corpus names or text files")
+    pr.add_argument("--tokenizer", required=True, help="tokenizer directory")
+    pr.add_argument("--out", required=True, help="output directory")
+    pr.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_text_options(pr)
+    pr.set_defaults(func=_prepare)

@@ -1,0 +1,72 @@
+"""`warmstart evaluate` and `warmstart predict`: a finetuned run on labeled data, or on new inputs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from warmstart.atomic import check_writable, write_atomic
+from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
+
+SPLITS = ["train", "validation", "test", "all"]
+RUN_HELP = "finetune run directory (its best model is used) or model directory"
+
+
+def _evaluate(a):
+    from warmstart.checkpoints.predict import evaluate_run
+    from warmstart.train.checkpoint import write_json
+
+    if a.out:
+        check_writable(a.out)
+    result = evaluate_run(a.run, a.data, a.split, data_options(a))
+    shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
+    print(f"{a.data} ({a.split}, {result['examples']:,} examples): {shown}")
+    if a.out:
+        write_json(result, Path(a.out))
+        print(f"metrics written to {a.out}")
+
+
+def _predict(a):
+    import json
+
+    from warmstart.checkpoints.predict import predict_lines
+
+    source = sys.stdin if a.input in (None, "-") else open_input(a.input)
+    lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
+    try:
+        if a.out in (None, "-"):
+            sys.stdout.writelines(lines)
+            return
+        count = 0
+
+        def write(fh):  # the file appears only when every prediction is in it: an error keeps the old one
+            nonlocal count
+            for line in lines:
+                fh.write(line)
+                count += 1
+
+        write_atomic(a.out, write, text=True)
+        print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
+    finally:
+        if source is not sys.stdin:
+            source.close()
+
+
+def add_evaluate(sub) -> None:
+    ev = sub.add_parser("evaluate", help="metrics of a finetuned run on a labeled dataset split")
+    ev.add_argument("run", help=RUN_HELP)
+    data_flag(ev, "dataset name or file with the same kind of labels")
+    ev.add_argument("--split", default="test", choices=SPLITS, help="split")
+    ev.add_argument("--label-column", default="label", help="column with the label")
+    ev.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
+    ev.add_argument("--out", help="also write the metrics to this JSON file")
+    add_text_options(ev)
+    ev.set_defaults(func=_evaluate)
+
+
+def add_predict(sub) -> None:
+    pd = sub.add_parser("predict", help="predictions of a finetuned run as JSON lines")
+    pd.add_argument("run", help=RUN_HELP)
+    pd.add_argument("--input", help="file with one example per line (text, or a JSON object); default: stdin")
+    pd.add_argument("--out", help="JSONL output file; default: stdout")
+    pd.set_defaults(func=_predict)

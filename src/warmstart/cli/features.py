@@ -1,0 +1,170 @@
+"""`warmstart embed`, `warmstart fill-mask` and `warmstart probe`: what a pretrained model holds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from warmstart.atomic import check_writable
+from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
+from warmstart.errors import WarmstartError
+
+POOLING = {"default": "cls", "choices": ["cls", "mean"], "help": "[CLS] state or mean"}
+MAX_LENGTH = {"type": int, "default": 128, "help": "longer texts are truncated"}
+
+
+def _embed(a):
+    import numpy as np
+
+    from warmstart.checkpoints.features import embed
+    from warmstart.checkpoints.load import load_encoder
+    from warmstart.data.catalog import open_dataset
+
+    check_writable(a.out)
+    if a.word:
+        return _embed_word(a)
+    if a.sense or a.plot is not None:
+        raise WarmstartError("--sense and --plot go with --word", "add --word WORD, or drop them")
+    encoder, tokenizer, _ = load_encoder(a.run)
+    texts = list(open_dataset(a.data, data_options(a)).texts(a.split))
+    if not texts:
+        raise WarmstartError(f"no texts in the {a.split} split of {a.data}", "pick another split or file")
+    vectors = embed(encoder, tokenizer, texts, a.layer, a.pooling, a.max_length)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out, vectors)
+    print(f"{vectors.shape[0]:,} x {vectors.shape[1]} features ({a.layer}, {a.pooling}) written to {out}")
+
+
+def _embed_word(a):
+    from warmstart.commands.word_senses import embed_word
+
+    result = embed_word(
+        a.run, a.data, a.word, a.sense or [], a.out, layer=a.layer, split=a.split, limit=a.limit,
+        plot=a.plot, static=a.vectors, options=data_options(a),
+    )  # fmt: skip
+    counts = ", ".join(f"{k} {v}" for k, v in result["senses"].items())
+    print(f"{result['count']} sentences with '{a.word}' in {a.data} ({counts}), layer {a.layer}")
+    if "separation" in result:
+        sep = result["separation"]
+        print(
+            f"senses told apart: {sep['accuracy']:.2f} (leave-one-out nearest centroid; one static vector "
+            f"for every sentence: {sep['chance']:.2f})"
+        )
+    print(f"vectors: {result['vectors']}, sentences: {result['sentences']}" + (
+        f", plot: {result['plot']}" if result.get("plot") else ""))  # fmt: skip
+
+
+def _fill_mask(a):
+    import json
+
+    from warmstart.checkpoints.fill_mask import FillMask
+
+    texts = list(a.text or [])
+    if a.input:
+        with sys.stdin if a.input == "-" else open_input(a.input) as fh:
+            texts += [line.strip() for line in fh if line.strip()]
+    if not texts:
+        raise WarmstartError("no text given", 'pass "a text with [MASK]" or --input FILE (one text per line)')
+    model = FillMask(a.run, random_init=a.random_init, seed=a.seed)
+    for text in texts:
+        result = model.fill(text, a.top_k)
+        if a.json:
+            print(json.dumps(result, ensure_ascii=False))
+            continue
+        print(text)
+        for n, mask in enumerate(result["masks"], start=1):
+            shown = "  ".join(f"{m['token']} {m['score']:.3f}" for m in mask)
+            print(f"  {model.mask_token} {n}: {shown}")
+
+
+def _probe(a):
+    from warmstart.commands.probe import run_probe
+
+    result = run_probe(
+        a.run,
+        a.data,
+        a.out,
+        pooling=a.pooling,
+        max_length=a.max_length,
+        train_limit=a.train_limit,
+        scratch_twin=not a.no_scratch,
+        overwrite=a.overwrite,
+        options=data_options(a),
+    )
+    print(result["table"])
+    print(f"plot: {result['plot']}")
+
+
+def _word_options(em) -> None:
+    em.add_argument(
+        "--word",
+        help="one word: its contextual vector in each of up to --limit sentences of --data holding it "
+        "(rows of --out; the sentences in OUT.json) instead of one vector per text",
+    )
+    em.add_argument(
+        "--sense",
+        action="append",
+        metavar="NAME=CUE,CUE",
+        help="with --word: a sense and cue words that mark it in a sentence (repeat; sentences are balanced)",
+    )
+    em.add_argument("--limit", type=int, default=40, help="with --word: the most sentences to take")
+    em.add_argument(
+        "--plot",
+        nargs="?",
+        const="",
+        metavar="PNG",
+        help="with --word: the vectors in 2-D by sense (default file: OUT with .png)",
+    )
+    em.add_argument("--vectors", help="with --plot: word2vec vectors (run or file) for the static panel")
+
+
+def add_embed(sub) -> None:
+    em = sub.add_parser("embed", help="hidden states of a chosen layer, pooled, to a .npy file")
+    em.add_argument("run", help="run or checkpoint directory (pretrained or finetuned)")
+    data_flag(em, "dataset name or file whose texts to embed")
+    em.add_argument("--split", default="all", choices=["train", "validation", "test", "all"], help="split")
+    em.add_argument(
+        "--layer",
+        default="last",
+        help="last, second_to_last, sum_last4, concat_last4, or an index (0 = embeddings)",
+    )
+    em.add_argument("--pooling", **POOLING)
+    em.add_argument("--max-length", **MAX_LENGTH)
+    em.add_argument("--out", required=True, help="output .npy file (rows in the order of the texts)")
+    _word_options(em)
+    add_text_options(em)
+    em.set_defaults(func=_embed)
+
+
+def add_fill_mask(sub) -> None:
+    fm = sub.add_parser("fill-mask", help="the top-k tokens for each [MASK] of a text (a masked-LM run)")
+    fm.add_argument("run", help="run or checkpoint directory pretrained with mlm, mlm+nsp or mlm+sop")
+    fm.add_argument(
+        "text", nargs="*", help='texts with one or more masks, e.g. "Paris is the [MASK] of France."'
+    )
+    fm.add_argument(
+        "--input", metavar="FILE", help="also read texts from this file, one per line (- for stdin)"
+    )
+    fm.add_argument("--top-k", type=int, default=5, help="tokens shown per mask")
+    fm.add_argument("--json", action="store_true", help='one JSON object per text: {"text", "masks"}')
+    fm.add_argument(
+        "--random-init", action="store_true", help="the run's random twin (untrained weights): a baseline"
+    )
+    fm.add_argument("--seed", type=int, default=0, help="seed of the random twin's weights")
+    fm.set_defaults(func=_fill_mask)
+
+
+def add_probe(sub) -> None:
+    pb = sub.add_parser("probe", help="a linear probe on every layer, with a plot of score by layer")
+    pb.add_argument("run", help="run or checkpoint directory (pretrained)")
+    data_flag(pb, "labeled dataset name or file")
+    pb.add_argument("--pooling", **POOLING)
+    pb.add_argument("--max-length", **MAX_LENGTH)
+    pb.add_argument("--train-limit", type=int, default=4000, help="training examples for the probes")
+    pb.add_argument("--no-scratch", action="store_true", help="skip the randomly initialised baseline")
+    pb.add_argument("--out", required=True, help="output directory (probe.json, probe.md, probe.png)")
+    pb.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    pb.add_argument("--label-column", default="label", help="column with the label")
+    add_text_options(pb)
+    pb.set_defaults(func=_probe)

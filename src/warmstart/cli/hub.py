@@ -1,0 +1,44 @@
+"""`warmstart import` and `warmstart export`: transformers checkpoints in, warmstart models out."""
+
+from __future__ import annotations
+
+
+def _import(a):
+    from warmstart.hub.convert import import_hf
+
+    out = import_hf(a.src, a.out, overwrite=a.overwrite, generator=a.generator)
+    print(f"imported {a.src} into {out} (use it with --init)")
+
+
+def _export(a):
+    from warmstart.hub.convert import export_hf
+
+    out = export_hf(a.run, a.out, overwrite=a.overwrite)
+    print(f"exported {a.run} to {out} (transformers: AutoModel*.from_pretrained({str(out)!r}))")
+
+
+def add_import(sub) -> None:
+    im = sub.add_parser(
+        "import", help="a transformers checkpoint (bert, gpt2, t5, bart) as a warmstart model"
+    )
+    im.add_argument("src", help="a local transformers model directory, or a hub id (needs huggingface_hub)")
+    im.add_argument(
+        "--out", required=True, help="the warmstart model directory to write (use it with --init)"
+    )
+    im.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    im.add_argument(
+        "--generator",
+        metavar="SRC",
+        help="ELECTRA: the generator (ElectraForMaskedLM) beside the discriminator SRC, giving the whole "
+        "electra run (default: SRC/generator when there is one)",
+    )
+    im.set_defaults(func=_import)
+
+
+def add_export(sub) -> None:
+    ex = sub.add_parser("export", help="a warmstart run's model as a transformers directory")
+    ex.add_argument("run", help="run directory (its final model) or model/checkpoint directory")
+    ex.add_argument("--to", default="hf", choices=["hf"], help="format: hf (transformers from_pretrained)")
+    ex.add_argument("--out", required=True, help="output directory")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    ex.set_defaults(func=_export)

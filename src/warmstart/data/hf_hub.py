@@ -1,0 +1,90 @@
+"""``hf:NAME[:CONFIG]``: a dataset from the Hugging Face hub through the `datasets` library (offline:
+its cache)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from warmstart.data import splits
+from warmstart.data.catalog import DataOptions, Dataset
+from warmstart.errors import WarmstartError
+
+
+def hf_dataset(spec: str, options: DataOptions) -> Dataset:
+    name, _, config = spec.removeprefix("hf:").partition(":")
+    try:
+        import datasets
+    except ImportError:
+        raise WarmstartError(
+            f"hf:{name} needs the 'datasets' package, which is not installed",
+            "pip install datasets  (or pip install 'warmstart[hf]')",
+        ) from None
+    try:
+        loaded = datasets.load_dataset(name, config or None)
+    except Exception as exc:  # offline, unknown name, bad config: all one clear line
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise WarmstartError(
+            f"could not load hf:{name}: {reason}",
+            "check the name and your network, or download it and pass a local file",
+        ) from None
+    parts = {key: loaded[key] for key in loaded.keys()}
+    first = next(iter(parts.values()))
+    columns, features = list(first.column_names), first.features
+    wanted = [c for c in (options.text_column, options.text_pair_column) if c is not None]
+    for column in wanted:
+        if column not in columns:
+            raise WarmstartError(
+                f"hf:{name} has no column '{column}' (columns: {', '.join(columns)})",
+                "name the right column in the data options (text_column / text_pair_column)",
+            )
+    labeled = options.label_column in columns
+    kind = "labeled" if labeled else "corpus"
+    to_name = getattr(features.get(options.label_column), "int2str", None) if labeled else None
+
+    def convert(rows: Iterable[dict]) -> Iterator[dict]:
+        for row in rows:
+            text = row[options.text_column]
+            if not text or not str(text).strip():
+                continue
+            record = {"text": str(text)}
+            if options.text_pair_column:
+                record["text_pair"] = str(row[options.text_pair_column])
+            if labeled:
+                label = row[options.label_column]
+                record["label"] = str(to_name(label) if to_name and isinstance(label, int) else label)
+            yield record
+
+    seed = options.split_seed
+    validation, test = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)
+    official = [s for s in splits.SPLITS if s in parts]
+    carved = [s for s in splits.SPLITS if s not in parts]
+    pool = parts["train"] if "train" in parts else None
+    if pool is None:  # no train split: hash-split everything there is
+        official, carved = [], list(splits.SPLITS)
+    # fractions for the carved splits only; the official ones are taken as they are
+    carve_validation = validation if "validation" in carved else 0.0
+    carve_test = test if "test" in carved else 0.0
+
+    def read_split(split: str) -> Iterator[dict]:
+        if split in official and split != "train":
+            yield from convert(parts[split])
+            return
+        source = [pool] if pool is not None else list(parts.values())
+        for rows in source:
+            yield from splits.filter_split(convert(rows), split, seed, carve_validation, carve_test)
+
+    note = f"official splits: {', '.join(official) or 'none'}"
+    if carved:
+        note += f"; {', '.join(carved)} carved from {'train' if pool is not None else 'all rows'} by "
+        note += splits.describe(seed, carve_validation, carve_test)
+    return Dataset(
+        f"hf:{name}" + (f":{config}" if config else ""),
+        kind,
+        f"Hugging Face dataset {name}" + (f" ({config})" if config else ""),
+        "see the dataset card on the Hugging Face hub",
+        f"https://huggingface.co/datasets/{name}",
+        lambda: (r for s in splits.SPLITS for r in read_split(s)),
+        options,
+        read_split=read_split,
+        split_note=note,
+    )

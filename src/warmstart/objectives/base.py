@@ -1,0 +1,44 @@
+"""The objective protocol: what every pretraining objective declares, so that the pretrain command, the
+run card and the hub bridge ask it instead of testing its name.
+
+An objective is a training unit (``nn.Module``) wrapping a model: ``forward(batch) -> (loss, stats)``.
+Its class declares:
+
+- ``sections``: the config sections it reads, name -> dataclass; `warmstart pretrain` exposes them as
+  ``NAME.*`` keys and passes them to ``data`` and the constructor in this order;
+- ``families``: the model families it trains (registry.MODELS keys);
+- ``data_kind``: what its batches are made of, ``"windows"`` (packed token windows) or ``"sentence_pairs"``
+  (two segments of documents, for the next-sentence and sentence-order tasks);
+- ``hf_architecture``: the transformers class of the pretraining model (config.json's architectures);
+- ``shape_sections``: the sections that shape the unit's weights (recorded in the run card, read back when
+  a run continues or is imported);
+- ``data(shards, seq_len, tokenizer, *sections) -> (windows, collate)``: its batches;
+- ``check_tokenizer(tokenizer)``: refuse a tokenizer it cannot train with (one clear error);
+- ``decoder_start_id(tokenizer)`` (encoder-decoders) and ``summarize(metrics)`` (e.g. perplexity);
+- multi-term objectives add ``counts(batch)`` and take ``forward(batch, norms=...)`` (train/step.py).
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+
+class Objective(nn.Module):
+    sections: dict[str, type] = {}
+    families: tuple[str, ...] = ("bert",)
+    data_kind: str = "windows"
+    hf_architecture: str = ""
+    shape_sections: tuple[str, ...] = ()
+    decoder_start_id = None  # a staticmethod (tokenizer -> int) on encoder-decoder objectives
+
+    @staticmethod
+    def check_tokenizer(tokenizer) -> None:
+        """Refuse a tokenizer this objective cannot train with (default: any will do)."""
+
+    @staticmethod
+    def summarize(metrics: dict) -> dict:
+        return metrics
+
+    @classmethod
+    def data(cls, shards, seq_len: int, tokenizer, *sections):
+        raise NotImplementedError

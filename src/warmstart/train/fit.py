@@ -1,0 +1,211 @@
+"""The one fit loop of pretraining and finetuning: ``fit(unit, train, eval_batches, cfg, checkpointer)``.
+
+Each step: the learning rate of the schedule, the gradient of one mean over every micro-batch and process
+(train/step.py), clipping, a guarded optimizer step (a NaN/inf step is skipped: guards.py), then logging,
+evaluation with best-model selection and early stopping, and checkpoints. SIGTERM/SIGINT end the run after
+the current step and a checkpoint, raising Stopped (signals.py); under torchrun a process that lost the
+others stops with one line (distributed.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from warmstart.train import distributed as ddp
+from warmstart.train.checkpoint import Checkpointer, step_dirs
+from warmstart.train.guards import StepGuard
+from warmstart.train.logging import RunLogger, progress
+from warmstart.train.loop import TrainConfig, evaluate, pick_device, to_device
+from warmstart.train.optim import adamw
+from warmstart.train.schedule import lr_multiplier
+from warmstart.train.signals import StopRequest
+from warmstart.train.step import step_gradients
+
+
+def _better(value: float, best: float | None, mode: str) -> bool:
+    return best is None or (value < best if mode == "min" else value > best)
+
+
+def _stale_evaluations(step: int, best_step: int | None, every: int) -> int:
+    """Evaluations since the best one (every evaluation counts when none was best yet)."""
+    if not every:
+        return 0
+    return (step - (best_step or 0)) // every
+
+
+def _resume_dir(run_dir: Path) -> Path:
+    """The directory to pass to --resume: the nearest one holding the run's config.yaml (a seed's parent)."""
+    return next((p for p in (run_dir, *run_dir.parents) if (p / "config.yaml").is_file()), run_dir)
+
+
+class _Fit:
+    """One run of the loop: the unit, its optimizer and schedule, the run's state, logger, bar and guard."""
+
+    def __init__(self, unit, train, eval_batches, cfg: TrainConfig, checkpointer: Checkpointer, lr_scales):
+        self.unit, self.eval_batches, self.cfg, self.ckpt = unit, eval_batches, cfg, checkpointer
+        self.device = ddp.device(pick_device(cfg.device))
+        unit.to(self.device)
+        self.model = ddp.wrap(unit, cfg.fsdp, self.device, cfg.seed)  # torchrun: DDP, or sharded (FSDP)
+        self.train = ddp.RankBatches(train)  # torchrun: this process's rows of each global micro-batch
+        betas = (cfg.beta1, cfg.beta2)
+        self.optimizer = adamw(unit, cfg.lr, cfg.weight_decay, betas, cfg.eps, lr_scales=lr_scales)
+        warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
+        self.lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio, cfg.decay_ratio)
+        self.metric, self.mode = getattr(unit, "best_metric", ("loss", "min"))
+        self.state = {"step": 0, "best_step": None, "best_value": None}
+        self.last_eval: dict = {}
+
+    def restore(self, resume: bool) -> int | None:
+        """Resume from the latest checkpoint (if any); the step to start from, or None without one."""
+        latest = ddp.main_first(self.ckpt.latest) if resume else None  # the first process tidies up
+        if latest is not None:
+            self.state.update(self.ckpt.restore(latest, self.unit, self.optimizer))
+        ddp.check_batch(self.state, self.cfg.batch_size)  # torchrun: resumed on as many processes
+        self.guard = StepGuard(self.cfg.max_bad_steps, self.cfg.spike_factor, self.state)
+        return self.state["step"] if latest is not None else None
+
+    def open_outputs(self, resume: bool, latest: int | None, desc: str) -> None:
+        main = ddp.is_main()  # only the first process logs and shows progress
+        # resumed without a checkpoint (killed before the first): the old records go, the run starts over
+        resume_step = (latest if latest is not None else -1) if resume else None
+        self.logger = RunLogger(self.ckpt.run_dir, resume_step=resume_step) if main else ddp.Quiet()
+        self.bar = (
+            progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
+        )
+        self.window_tokens, self.window_start = 0, time.perf_counter()
+
+    def gradient_step(self, step: int) -> tuple[float, float, float | None, str | None]:
+        """(lr, loss, grad norm, problem) of one optimizer step (skipped when ``problem`` is set)."""
+        cfg = self.cfg
+        lr = cfg.lr * self.lr_at(step)
+        for group in self.optimizer.param_groups:  # lr_scale: layer-wise decay and other per-group factors
+            group["lr"] = lr * group.get("lr_scale", 1.0)
+        batches, counted = [], []
+        for a in range(cfg.grad_accum):
+            batches.append(to_device(self.train.batch(step * cfg.grad_accum + a), self.device))
+            counted.append(not self.train.stand_in)  # torchrun: a process without rows runs a stand-in
+        autocast = lambda: torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16)  # noqa: E731
+        loss, tokens = step_gradients(self.model, self.unit, batches, counted, autocast)
+        self.window_tokens += tokens
+        norm = (
+            torch.nn.utils.clip_grad_norm_(self.unit.parameters(), cfg.clip_norm) if cfg.clip_norm else None
+        )
+        grad_norm = None if norm is None else float(norm)
+        problem = self.guard.problem(loss, grad_norm)
+        if problem is None:
+            self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return lr, loss, grad_norm, problem
+
+    def report(self, step: int, lr: float, loss: float, grad_norm: float | None, problem: str | None) -> None:
+        cfg, bar = self.cfg, self.bar
+        if problem is not None:
+            self.logger.log(step, "bad_step", self.guard.skip(problem))
+            bar.write(
+                f"step {step}: skipped, {problem} (bad step {self.guard.bad_steps} of {cfg.max_bad_steps})"
+            )
+            if self.guard.exhausted:
+                last = step_dirs(self.ckpt.root)
+                raise self.guard.stop(step, problem, last[-1][1] if last else None)
+            return
+        if grad_norm is not None and (spike := self.guard.spike(grad_norm)) is not None:
+            self.logger.log(step, "grad_spike", spike)
+        if step % cfg.log_every == 0 or step == cfg.steps:
+            rate = self.window_tokens / max(time.perf_counter() - self.window_start, 1e-9)
+            record = {"loss": loss, "lr": lr, "tokens_per_s": rate}
+            if grad_norm is not None:
+                record["grad_norm"] = grad_norm
+            record["epoch"] = self.train.position(step * cfg.grad_accum - 1)[0]
+            self.logger.log(step, "train", record)
+            bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
+            self.window_tokens, self.window_start = 0, time.perf_counter()
+
+    def validate(self, step: int) -> None:
+        """Evaluate, keep the best model, and decide on early stopping."""
+        cfg, state = self.cfg, self.state
+        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, cfg.bf16)
+        self.logger.log(step, "validation", self.last_eval)
+        value = self.last_eval.get(self.metric)
+        if value is not None and _better(value, state["best_value"], self.mode):
+            state["best_step"], state["best_value"] = step, value
+            self.ckpt.save_best(self.unit, {"step": step, "metric": self.metric, "value": value})
+        self.bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in self.last_eval.items()))
+        stale = _stale_evaluations(step, state["best_step"], cfg.eval_every)
+        if cfg.early_stopping and stale >= cfg.early_stopping:
+            self.bar.write(f"early stopping: no better {self.metric} in {stale} evaluations")
+            state["stopped_early"] = True
+
+    def save(self, step: int) -> str:
+        state = self.state
+        state["step"] = step
+        state["epoch"], state["batch_in_epoch"] = self.train.position(
+            step * self.cfg.grad_accum
+        )  # next batch
+        state.update(self.guard.state())
+        return self.ckpt.save(self.unit, self.optimizer, dict(state), self.cfg.keep_last)
+
+    def result(self, step: int) -> dict:
+        return {
+            "metrics": self.last_eval,
+            "best_step": self.state["best_step"],
+            "best_value": self.state["best_value"],
+            "step": step,
+            "stopped_early": bool(self.state.get("stopped_early")),
+            "bad_steps": self.guard.bad_steps,
+        }
+
+
+def fit(
+    unit,
+    train,
+    eval_batches,
+    cfg: TrainConfig,
+    checkpointer: Checkpointer,
+    resume: bool = False,
+    hooks=(),
+    desc: str = "train",
+    lr_scales: dict[str, float] | None = None,
+    command: str = "train",
+) -> dict:
+    """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
+    ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``)."""
+    run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales)
+    latest = run.restore(resume)
+    run.open_outputs(resume, latest, desc)
+    step = run.state["step"]
+    unit.train()
+    stop = StopRequest().install()  # SIGTERM/SIGINT: finish the step, checkpoint, raise Stopped
+    again = f"warmstart {command} --resume {_resume_dir(checkpointer.run_dir)}"
+    try:
+        if step == 0 and cfg.eval_at_start:
+            run.logger.log(0, "validation", evaluate(unit, eval_batches, run.device, cfg.bf16))
+        while step < cfg.steps and not run.state.get("stopped_early"):
+            lr, loss, grad_norm, problem = run.gradient_step(step)
+            step += 1
+            run.bar.update(1)
+            run.report(step, lr, loss, grad_norm, problem)
+            paused = time.perf_counter()  # evaluation and checkpoint time is left out of tokens/s
+            if (cfg.eval_every and step % cfg.eval_every == 0) or step == cfg.steps:
+                run.validate(step)
+            early = bool(run.state.get("stopped_early"))
+            signalled = ddp.signal_seen(stop) is not None and step < cfg.steps and not early  # by any process
+            if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps or early or signalled:
+                saved = run.save(step)
+            run.window_start += time.perf_counter() - paused
+            for hook in hooks:
+                hook(step, loss)
+            if signalled:
+                raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), command)
+    except RuntimeError as exc:  # torchrun: another process died or hung
+        lost = ddp.failure(exc, again)
+        if lost is None:
+            raise
+        raise lost from None
+    finally:
+        stop.restore()
+        run.bar.close()
+        run.logger.close()
+    checkpointer.save_final(unit)
+    return run.result(step)

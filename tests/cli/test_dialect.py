@@ -1,0 +1,186 @@
+"""One dialect across the CLI: one dataset flag, no prefix matching, each command's own defaults in --help,
+suggestions for a mistyped command or config key (transformers' names included). In process, no training."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from warmstart.cli.common import SAME_FLAG
+from warmstart.cli.main import build_parser, main
+from warmstart.commands.finetune import resolve
+from warmstart.train.loop import TrainConfig
+
+
+def fails(capsys, *argv) -> str:
+    """The one stderr line of a command that exits with code 2 (argparse's usage lines aside)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if x.strip() and not x.startswith(("usage:", " "))]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def help_of(capsys, *argv) -> str:
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--help"])
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+def subparsers(parser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(getattr(action, "choices", None), dict):
+            for sub in action.choices.values():
+                yield from subparsers(sub)
+
+
+# ------------------------------------------------------------------------- 2. --data and --dataset
+DATA_COMMANDS = [  # (argv before the flag, attribute, argv after)
+    (["evaluate", "run"], "data", []),
+    (["embed", "run"], "data", ["--out", "x.npy"]),
+    (["probe", "run"], "data", ["--out", "p"]),
+    (["study", "run"], "data", ["--out", "s"]),
+    (["finetune"], "dataset", []),
+    (["prompt", "run"], "dataset", []),
+]
+
+
+@pytest.mark.parametrize("before, dest, after", DATA_COMMANDS, ids=[c[0][0] for c in DATA_COMMANDS])
+@pytest.mark.parametrize("flag", ["--data", "--dataset"])
+def test_data_and_dataset_are_one_flag(before, dest, after, flag):
+    args = build_parser().parse_args([*before, flag, "rotten-tomatoes", *after])
+    assert getattr(args, dest) == "rotten-tomatoes"
+    assert not hasattr(args, {"data": "dataset", "dataset": "data"}[dest])
+
+
+@pytest.mark.parametrize("command", [c[0][0] for c in DATA_COMMANDS])
+def test_help_says_once_that_the_two_spellings_are_one_flag(capsys, command):
+    out = " ".join(help_of(capsys, command).split())
+    assert out.count(SAME_FLAG) == 1
+    assert "--data DATASET, --dataset DATASET" in out or "--dataset DATASET, --data DATASET" in out
+
+
+# ---------------------------------------------------------------------------- 3. no prefix matching
+def test_no_parser_matches_prefixes():
+    parsers = list(subparsers(build_parser()))
+    assert len(parsers) > 20
+    assert all(p.allow_abbrev is False for p in parsers), [p.prog for p in parsers if p.allow_abbrev]
+
+
+def test_a_prefix_of_a_flag_is_an_unknown_flag(capsys):
+    line = fails(capsys, "finetune", "--init", "r", "--dataset", "d", "--epoch", "1")
+    assert "unrecognized arguments: --epoch" in line
+    assert "did you mean --epochs?" in line
+
+
+# ----------------------------------------------------------------------- 4. each command's defaults
+def shown_defaults(out: str) -> tuple[dict[str, str], dict[str, str]]:
+    """({key: default} of the config-key table, {key: default} of the flags' help) of a --help."""
+    table = dict(re.findall(r"^  (train\.\w+) .*\[\w+\??, default (.+)\]$", out, flags=re.M))
+    flags = dict(re.findall(r"\((train\.\w+), default ([^)]+)\)", " ".join(out.split())))
+    return table, flags
+
+
+def test_finetune_help_shows_finetuning_defaults(capsys):
+    table, flags = shown_defaults(help_of(capsys, "finetune"))
+    train = resolve(None, {}, []).train  # what a finetune runs with
+    for key in ("lr", "beta2", "eps", "warmup_ratio", "weight_decay", "steps", "batch_size"):
+        assert float(table[f"train.{key}"]) == getattr(train, key), key
+    assert float(flags["train.lr"]) == train.lr == 2e-5
+    assert (train.beta2, train.eps, train.warmup_ratio) == (0.999, 1e-8, 0.1)
+
+
+def test_pretrain_help_shows_pretraining_defaults(capsys):
+    table, flags = shown_defaults(help_of(capsys, "pretrain"))
+    train = TrainConfig()
+    for key in ("lr", "beta2", "eps", "warmup_ratio", "steps", "batch_size"):
+        assert float(table[f"train.{key}"]) == getattr(train, key), key
+    assert float(flags["train.lr"]) == train.lr == 5e-4
+    assert int(flags["train.steps"]) == train.steps == 1000
+
+
+def test_flag_help_is_the_config_fields_help(capsys):
+    from warmstart.config import field_help
+    from warmstart.word2vec.run import Word2VecRunConfig
+
+    out = " ".join(help_of(capsys, "word2vec", "train").split())
+    for key, _, default, text in field_help(Word2VecRunConfig):
+        if key in ("word2vec.dim", "word2vec.window", "word2vec.epochs"):
+            assert f"{text} ({key}, default {default!r})" in out
+
+
+# -------------------------------------------------------------------- 5. a mistyped command's fix
+@pytest.mark.parametrize(
+    "argv, typed, meant",
+    [
+        (["pretrian"], "pretrian", "pretrain"),
+        (["word2vec", "trian"], "word2vec trian", "word2vec train"),
+        (["data", "lsit"], "data lsit", "data list"),
+        (["tokenizer", "trian"], "tokenizer trian", "tokenizer train"),
+        (["finetun", "--lr", "1"], "finetun", "finetune"),
+    ],
+)
+def test_unknown_command_names_the_closest(capsys, argv, typed, meant):
+    line = fails(capsys, *argv)
+    assert line == f"error: unknown command '{typed}'; did you mean {meant}?"
+
+
+def test_unknown_command_without_a_close_one_lists_them(capsys):
+    line = fails(capsys, "xyzzy")
+    assert line.startswith("error: unknown command 'xyzzy'; choose one of: data, tokenizer")
+
+
+# ----------------------------------------------------------- 6. config keys by transformers' names
+FT = ["finetune", "--init", "r", "--dataset", "d"]
+
+
+@pytest.mark.parametrize(
+    "argv, typed, meant",
+    [
+        ([*FT, "train.learning_rate=1e-4"], "train.learning_rate", "train.lr"),
+        ([*FT, "learning_rate=1e-4"], "learning_rate", "train.lr"),
+        ([*FT, "num_train_epochs=2"], "num_train_epochs", "epochs"),
+        ([*FT, "per_device_train_batch_size=8"], "per_device_train_batch_size", "train.batch_size"),
+        ([*FT, "gradient_accumulation_steps=2"], "gradient_accumulation_steps", "train.grad_accum"),
+        ([*FT, "max_steps=10"], "max_steps", "train.steps"),
+        ([*FT, "seed=1"], "seed", "train.seed"),
+        ([*FT, "weight_decay=0"], "weight_decay", "train.weight_decay"),
+        ([*FT, "warmup_ratio=0.1"], "warmup_ratio", "train.warmup_ratio"),
+        ([*FT, "warmup_steps=10"], "warmup_steps", "train.warmup_steps"),
+        ([*FT, "lr_scheduler_type=cosine"], "lr_scheduler_type", "train.schedule"),
+        ([*FT, "adam_beta1=0.9"], "adam_beta1", "train.beta1"),
+        ([*FT, "adam_beta2=0.99"], "adam_beta2", "train.beta2"),
+        ([*FT, "adam_epsilon=1e-8"], "adam_epsilon", "train.eps"),
+        ([*FT, "train.lrr=1e-4"], "train.lrr", "train.lr"),
+        (["pretrain", "train.learning_rate=1e-4"], "train.learning_rate", "train.lr"),
+        (["pretrain", "num_train_epochs=1"], "num_train_epochs", None),
+        (["word2vec", "train", "learning_rate=0.1"], "learning_rate", "word2vec.lr"),
+        (["word2vec", "train", "num_train_epochs=1"], "num_train_epochs", "word2vec.epochs"),
+    ],
+)
+def test_unknown_config_key_suggests_the_real_one(capsys, argv, typed, meant):
+    line = fails(capsys, *argv)
+    assert line.startswith(f"error: unknown config key '{typed}'; ")
+    if meant:
+        assert line.endswith(f"; did you mean {meant}?")
+
+
+# ------------------------------------------------------------------ 7. help names only real flags
+def test_word2vec_train_help_mentions_no_config_flag(capsys):
+    out = help_of(capsys, "word2vec", "train")
+    assert "--config" not in out
+    assert "config keys (set with key=value)" in out
+
+
+@pytest.mark.parametrize("argv", [["pretrain"], ["finetune"], ["generate"], ["prompt"]])
+def test_commands_with_a_config_flag_say_so(capsys, argv):
+    out = help_of(capsys, *argv)
+    assert "--config CONFIG" in out and "or in a --config YAML file" in out

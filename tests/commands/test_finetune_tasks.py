@@ -1,0 +1,93 @@
+"""Tagging, extractive QA and multiple choice through `warmstart finetune`, evaluate and predict."""
+
+import json
+
+import pytest
+
+from tests.helpers.data import choice_records
+from warmstart.cli.main import main
+
+FAST = ["train.progress=false", "train.batch_size=16", "evals_per_epoch=1", "--lr", "1e-3"]
+
+
+@pytest.fixture(scope="module")
+def silver_conll(tmp_path_factory):
+    pytest.importorskip("spacy")
+    from warmstart.data.ner_silver import build_ner_silver
+
+    return build_ner_silver(limit=30, out=tmp_path_factory.mktemp("ner") / "silver.conll", progress=False)
+
+
+def test_tagging_on_silver_conll(tiny_pretrained, silver_conll, tmp_path, capsys):
+    run = tmp_path / "ner"
+    argv = ["finetune", "--task", "tagging", "--init", str(tiny_pretrained), "--dataset", str(silver_conll)]
+    assert main(argv + ["--out", str(run), "--epochs", "2", "task.max_length=64", *FAST]) == 0
+    test = json.loads((run / "test_metrics.json").read_text())["test"]
+    assert {"precision", "recall", "f1", "accuracy"} <= set(test)
+    config = json.loads((run / "best" / "config.json").read_text())
+    assert config["architectures"] == ["BertForTokenClassification"] and config["id2label"]["0"] == "O"
+    src = tmp_path / "in.txt"
+    src.write_text("Barack Obama visited Paris in 2009 .\n")
+    capsys.readouterr()
+    assert main(["predict", str(run), "--input", str(src)]) == 0
+    (pred,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert pred["tokens"] == "Barack Obama visited Paris in 2009 .".split() and len(pred["tags"]) == 7
+
+
+def test_qa_on_wiki_qa(tiny_pretrained, tmp_path, capsys):
+    run = tmp_path / "qa"
+    argv = ["finetune", "--task", "extractive_qa", "--init", str(tiny_pretrained), "--dataset", "wiki-qa"]
+    assert (
+        main(
+            argv
+            + [
+                "--out",
+                str(run),
+                "--epochs",
+                "1",
+                "task.max_length=96",
+                "task.doc_stride=32",
+                "data.train_limit=64",
+                *FAST,
+            ]
+        )
+        == 0
+    )
+    test = json.loads((run / "test_metrics.json").read_text())
+    assert test["sizes"]["test"] == 128 and 0 <= test["test"]["f1"] <= 100
+    src = tmp_path / "q.jsonl"
+    src.write_text(
+        json.dumps({"question": "What is Paris?", "context": "Paris is the capital of France."}) + "\n"
+    )
+    capsys.readouterr()
+    assert main(["predict", str(run), "--input", str(src)]) == 0
+    (pred,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert pred["answer"] == "Paris is the capital of France."[pred["start"] : pred["end"]]
+    # plain text is refused for QA with one clear line
+    src.write_text("What is Paris?\n")
+    assert main(["predict", str(run), "--input", str(src)]) == 2
+    assert "needs JSON objects" in capsys.readouterr().err
+
+
+def test_multiple_choice_file(tiny_pretrained, wiki_extracts, tmp_path):
+    path = tmp_path / "mc.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in choice_records(wiki_extracts, 40)))
+    run = tmp_path / "mc"
+    argv = ["finetune", "--task", "multiple_choice", "--init", str(tiny_pretrained), "--dataset", str(path)]
+    assert main(argv + ["--out", str(run), "--epochs", "1", "task.max_length=48", *FAST]) == 0
+    assert "accuracy" in json.loads((run / "test_metrics.json").read_text())["test"]
+
+
+def test_wrong_kind_of_dataset_for_the_task(tiny_pretrained, tmp_path, capsys):
+    argv = ["finetune", "--task", "tagging", "--init", str(tiny_pretrained), "--dataset", "rotten-tomatoes"]
+    assert main(argv + ["--out", str(tmp_path / "x")]) == 2
+    assert (
+        "rotten-tomatoes is a labeled dataset but task tagging needs a tagging dataset"
+        in capsys.readouterr().err
+    )
+
+
+def test_frozen_strategy_trains_only_the_head(tiny_pretrained, rt_small, tmp_path, capsys):
+    argv = ["finetune", "--init", str(tiny_pretrained), "--dataset", str(rt_small), "--strategy", "frozen"]
+    assert main(argv + ["--out", str(tmp_path / "f"), "--epochs", "1", "task.max_length=48", *FAST]) == 0
+    assert "strategy frozen: 66 of " in capsys.readouterr().err  # Linear(32, 2): 64 weights + 2 biases
