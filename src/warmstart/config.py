@@ -186,6 +186,30 @@ def to_dict(cfg: Any) -> dict:
     return dataclasses.asdict(cfg)
 
 
+def layered(
+    *,
+    defaults: dict | None = None,
+    preset: str | None = None,
+    config_file: str | Path | None = None,
+    saved: dict | None = None,
+    flags: dict | None = None,
+    overrides=(),
+) -> dict:
+    """The settings a user gave, merged in one order everywhere: a command's defaults < a preset < a config
+    file < a resumed run's saved config < flags < KEY=VALUE overrides (later wins, key by key). Every command
+    resolves its config with this, then validates it with ``from_dict``."""
+    explicit = merge({}, defaults or {})
+    if preset:
+        explicit = merge(explicit, load_preset(preset))
+    if config_file:
+        explicit = merge(explicit, load_yaml(config_file))
+    explicit = merge(explicit, saved or {})
+    explicit = merge(explicit, flags or {})
+    for o in overrides:
+        explicit = merge(explicit, parse_override(o))
+    return explicit
+
+
 def merge(base: dict, extra: dict) -> dict:
     """Recursive dict merge; ``extra`` wins."""
     out = dict(base)

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-import warmstart.commands.finetune
+import warmstart.commands.study
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.runs import study_args
 from warmstart.cli.main import main
@@ -50,13 +50,13 @@ def test_rerun_skips_finished_cells_and_redoes_a_half_written_one(study_dir, tmp
     (half / "cell.json").unlink()  # as if interrupted after finetuning started
     (half / "run" / "test_metrics.json").unlink()
     calls = []
-    real = warmstart.commands.finetune.finetune
+    real = warmstart.commands.study.finetune
 
     def counting(*args, **kwargs):
         calls.append(kwargs.get("flags") or args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(warmstart.commands.finetune, "finetune", counting)
+    monkeypatch.setattr(warmstart.commands.study, "finetune", counting)  # the study calls it from there
     run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
     assert main(study_args(run_dir, copy)) == 0
     assert len(calls) == 1 and calls[0]["from_scratch"] and calls[0]["data"]["subset_seed"] == 2

@@ -8,6 +8,7 @@ import functools
 
 from warmstart import config as C
 from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.config import opt
 from warmstart.data.corpus import DataConfig
 from warmstart.errors import WarmstartError
@@ -76,14 +77,7 @@ def resolve(
     preset: str | None, config_file: str | None, flags: dict, overrides: list[str]
 ) -> tuple[dict, dict]:
     """Merge defaults < preset < config file < flags < overrides; returns (resolved dict, explicit dict)."""
-    explicit: dict = {}
-    if preset:
-        explicit = C.merge(explicit, C.load_preset(preset))
-    if config_file:
-        explicit = C.merge(explicit, C.load_yaml(config_file))
-    explicit = C.merge(explicit, flags)
-    for o in overrides:
-        explicit = C.merge(explicit, C.parse_override(o))
+    explicit = C.layered(preset=preset, config_file=config_file, flags=flags, overrides=overrides)
     explicit["arch"] = family(explicit)
     cfg = C.from_dict(config_class(explicit), explicit)  # validates keys and types
     return C.to_dict(cfg), explicit
@@ -115,8 +109,6 @@ def family(explicit: dict) -> str:
     arch = explicit.get("arch")
     if not arch and explicit.get("init"):
         import json
-
-        from warmstart.checkpoints.load import resolve_checkpoint
 
         config_json = json.loads((resolve_checkpoint(explicit["init"]) / "config.json").read_text())
         arch = RunCard.read(config_json).arch

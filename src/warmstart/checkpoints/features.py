@@ -12,14 +12,14 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
+from warmstart.checkpoints.load import check_length
 from warmstart.nn.pooling import check_layer, pool, select
+from warmstart.tasks.base import encoder_inputs
 
 
 @torch.no_grad()
 def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
     """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
-    from warmstart.checkpoints.load import check_length
-    from warmstart.tasks.base import encoder_inputs
 
     check_length(encoder.config, max_length, "--max-length")
     encoder.eval()

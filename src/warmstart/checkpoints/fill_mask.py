@@ -13,10 +13,14 @@ from safetensors.torch import load_file
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import load_encoder, resolve_checkpoint
 from warmstart.errors import WarmstartError
-from warmstart.objectives.mlm import MLMHead
+from warmstart.objectives.mlm import MaskedLM, MLMHead
+from warmstart.registry import OBJECTIVES
 from warmstart.train.loop import pick_device
 
-MLM_OBJECTIVES = ("mlm", "mlm+nsp", "mlm+sop")  # their units keep the MLM head as ``head.*``
+
+def has_mlm_head(objective: str | None) -> bool:
+    """Whether runs of ``objective`` keep an MLM head as ``head.*`` (MaskedLM and its subclasses NSP, SOP)."""
+    return objective in OBJECTIVES and issubclass(OBJECTIVES[objective], MaskedLM)
 
 
 class FillMask:
@@ -24,7 +28,7 @@ class FillMask:
         torch.manual_seed(seed)  # the random twin's weights
         encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
         objective = RunCard.read(config_json).objective
-        if objective not in MLM_OBJECTIVES or self.tokenizer.mask_id is None:
+        if not has_mlm_head(objective) or self.tokenizer.mask_id is None:
             raise WarmstartError(
                 f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",
                 "use a run pretrained with mlm, mlm+nsp or mlm+sop (`warmstart pretrain --objective mlm`)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
@@ -14,7 +15,6 @@ def run_generate(path, prompts: list[str], cfg: GenerationConfig, stream=None, s
     """Generate from the run or model directory ``path`` and print one result per prompt: decoders the
     prompt and its continuation, encoder-decoders the output. One prompt with greedy or sample streams.
     Returns the printed texts. ``stream``: default sys.stdout."""
-    from warmstart.checkpoints.load import load_generator
 
     stream = stream or sys.stdout
     if not prompts:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
-from warmstart.registry import MODELS, family_of, lookup
+from warmstart.registry import MODELS, TASKS, family_of, lookup
+from warmstart.tasks.base import TaskConfig
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.checkpoint import read_tensors
 
@@ -112,8 +113,6 @@ def load_generator(path: str | Path):
 def load_finetuned(path: str | Path):
     """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
     directory. The head, its task options and the label map come from the checkpoint's config.json."""
-    from warmstart.registry import TASKS
-    from warmstart.tasks.base import TaskConfig
 
     d = resolve_checkpoint(path, prefer="best")
     config_json = read_config(d)

@@ -43,12 +43,8 @@ def _resolve(cls, a, table, extra: dict | None = None):
     """--config file < flags < KEY=VALUE overrides, as one config of ``cls``."""
     from warmstart import config as C
 
-    explicit = C.load_yaml(a.config) if a.config else {}
-    explicit = C.merge(explicit, flags(a, flag_keys(table)))
-    explicit.update(extra or {})
-    for o in a.overrides:
-        explicit = C.merge(explicit, C.parse_override(o))
-    return C.from_dict(cls, explicit)
+    given = {**flags(a, flag_keys(table)), **(extra or {})}
+    return C.from_dict(cls, C.layered(config_file=a.config, flags=given, overrides=a.overrides))
 
 
 def _generate(a):

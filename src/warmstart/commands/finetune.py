@@ -84,10 +84,7 @@ DEFAULTS = {
 
 
 def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> FinetuneConfig:
-    explicit = C.merge(DEFAULTS, C.load_yaml(config_file)) if config_file else dict(DEFAULTS)
-    explicit = C.merge(explicit, flags)
-    for o in overrides:
-        explicit = C.merge(explicit, C.parse_override(o))
+    explicit = C.layered(defaults=DEFAULTS, config_file=config_file, flags=flags, overrides=overrides)
     return C.from_dict(FinetuneConfig, explicit)
 
 
@@ -116,9 +113,7 @@ def finetune(
 ) -> dict:
     """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
     if resume:
-        explicit = C.merge(saved_config(resume), flags or {})
-        for o in overrides:
-            explicit = C.merge(explicit, C.parse_override(o))
+        explicit = C.layered(saved=saved_config(resume), flags=flags, overrides=overrides)
         explicit["out"] = str(resume)
         cfg = C.from_dict(FinetuneConfig, explicit)
     else:

@@ -33,6 +33,8 @@ from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
 from warmstart.train.rundir import open_run_dir, save_config, saved_config
+from warmstart.word2vec.io import load_vectors
+from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
 
 def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> PretrainConfig:
@@ -68,9 +70,7 @@ def pretrain(
 ) -> dict:
     flags = flags or {}
     if resume:
-        explicit = C.merge(saved_config(resume), flags)
-        for o in overrides:
-            explicit = C.merge(explicit, C.parse_override(o))
+        explicit = C.layered(saved=saved_config(resume), flags=flags, overrides=overrides)
         explicit["out"] = str(resume)
         resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
     else:
@@ -172,8 +172,6 @@ def _continue(unit, init, run_dir: Path) -> None:
 def _word_vectors(cfg: PretrainConfig):
     if not cfg.embeddings.vectors:
         return None
-    from warmstart.word2vec.io import load_vectors
-    from warmstart.word2vec.warm_start import check_dimensions
 
     vectors = load_vectors(cfg.embeddings.vectors)
     width = getattr(cfg.model, "embedding_size", None) or cfg.model.hidden_size
@@ -183,8 +181,6 @@ def _word_vectors(cfg: PretrainConfig):
 
 def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_dir: Path) -> None:
     import json
-
-    from warmstart.word2vec.warm_start import warm_start_embeddings
 
     info = warm_start_embeddings(
         backbone(unit).word_embeddings, tokenizer, vectors, init_std(cfg.model), cfg.embeddings.project

@@ -22,8 +22,13 @@ from typing import Any
 
 import torch
 
+from warmstart.checkpoints.load import load_generator
 from warmstart.config import opt
+from warmstart.data.catalog import open_dataset
+from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
+from warmstart.report.plots import line_plot
+from warmstart.train.checkpoint import write_json
 
 
 @dataclass
@@ -194,11 +199,6 @@ def evaluate_prompting(run_dir, dataset: str, cfg: PromptConfig, split: str = "t
                        options=None, progress: bool = True) -> dict:  # fmt: skip
     """Accuracy per k (mean and std over the demonstration draws), the majority-class baseline and the label
     prior; writes prompting.json and prompting.png into ``out`` (default RUN/prompting-DATASET)."""
-    from warmstart.checkpoints.load import load_generator
-    from warmstart.data.catalog import open_dataset
-    from warmstart.data.dataset import DataOptions
-    from warmstart.report.plots import line_plot
-    from warmstart.train.checkpoint import write_json
 
     data = open_dataset(dataset, options or DataOptions())
     if data.kind != "labeled":

@@ -15,9 +15,14 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from warmstart.checkpoints.load import check_length, load_encoder, model_config
+from warmstart.commands.finetune import finetune, resolve
 from warmstart.data.catalog import open_dataset
+from warmstart.data.options import SPLITS, data_options, limited
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
+from warmstart.report.build import write_report
+from warmstart.study.baseline import require_sklearn
 from warmstart.study.cells import (
     WEIGHTS,
     Cell,
@@ -39,7 +44,6 @@ SUPPORTED = (
 
 
 def _finetune_config(spec: StudySpec, kind: str = "labeled"):
-    from warmstart.commands.finetune import resolve
 
     flags = {"init": spec.run, "epochs": spec.epochs, "data": {"dataset": spec.dataset}}
     return resolve(None, {**flags, "task": {"name": TASKS[kind][0]}}, spec.overrides)
@@ -47,7 +51,6 @@ def _finetune_config(spec: StudySpec, kind: str = "labeled"):
 
 def _kind(spec: StudySpec) -> str:
     """The dataset's kind, which picks the task and the baseline (TASKS); refuses what a study cannot take."""
-    from warmstart.data.options import data_options
 
     data = open_dataset(spec.dataset, data_options(_finetune_config(spec).data))
     if data.kind == "corpus":
@@ -65,7 +68,6 @@ def _kind(spec: StudySpec) -> str:
 
 def _records(spec: StudySpec, cfg, kind: str) -> tuple[dict[str, list[dict]], dict]:
     """The train (after data.train_limit), validation and test records, and the dataset's provenance."""
-    from warmstart.data.options import SPLITS, data_options, limited
 
     data = open_dataset(spec.dataset, data_options(cfg.data))
     records = {s: list(data.records(s)) for s in SPLITS}
@@ -96,7 +98,6 @@ def _records(spec: StudySpec, cfg, kind: str) -> tuple[dict[str, list[dict]], di
 
 
 def _check_run(spec: StudySpec, cfg) -> None:
-    from warmstart.checkpoints.load import check_length, load_encoder, model_config
 
     if not Path(spec.run).exists():
         raise WarmstartError(
@@ -127,7 +128,6 @@ def run_study(
     study.json's dict."""
     if jobs < 1:
         raise WarmstartError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2 on 2 or more cores")
-    from warmstart.study.baseline import require_sklearn
 
     out = Path(out)
     require_sklearn()
@@ -190,8 +190,6 @@ def run_study(
     models = [*MODELS, baseline]
     study = write_study(out, spec.to_dict(), dataset, [results[c] for c in cells], models, metric)
     if report:
-        from warmstart.report.build import write_report
-
         study["report"] = str(write_report(out))
     return study
 
@@ -200,7 +198,6 @@ def run_finetune_cell(
     cell: Cell, root: Path, spec, plan: dict, task: str = "classification", keep_models: bool = False
 ) -> dict:
     """Finetune the pretrained model or its scratch twin on the cell's subset; returns cell.json's dict."""
-    from warmstart.commands.finetune import finetune
 
     cell_dir, start = cell.path(root), time.perf_counter()
     flags = {

@@ -20,7 +20,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from warmstart.atomic import write_atomic
+from warmstart.checkpoints.load import load_encoder
+from warmstart.data.catalog import open_dataset
 from warmstart.errors import WarmstartError
+from warmstart.nn.pooling import check_layer, select
+from warmstart.tasks.base import encoder_inputs
+from warmstart.word2vec.io import load_vectors
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
@@ -89,8 +95,6 @@ def find_occurrences(
 @torch.no_grad()
 def contextual_vectors(encoder, tokenizer, occurrences: list[Occurrence], layer: str = "last") -> np.ndarray:
     """(occurrences, hidden) float32: the mean of the word's sub-word states at ``layer`` in each sentence."""
-    from warmstart.nn.pooling import check_layer, select
-    from warmstart.tasks.base import encoder_inputs
 
     check_layer(layer, encoder.config.num_hidden_layers)
     encoder.eval()
@@ -218,10 +222,6 @@ def embed_word(
     with ``plot`` ("" = OUT with .png) the picture. Returns what was written and measured."""
     import json
 
-    from warmstart.atomic import write_atomic
-    from warmstart.checkpoints.load import load_encoder
-    from warmstart.data.catalog import open_dataset
-
     if limit < 2:
         raise WarmstartError(f"--limit must be at least 2, got {limit}", "e.g. --limit 40")
     senses = parse_senses(sense_specs)
@@ -252,8 +252,6 @@ def embed_word(
     write_atomic(sentences, lambda fh: fh.write(json.dumps(result, indent=2) + "\n"), text=True)
     result.update(vectors=str(out), sentences=str(sentences))
     if plot is not None:
-        from warmstart.word2vec.io import load_vectors
-
         where = Path(plot) if plot else out.with_suffix(".png")
         title = f"'{word}' in {len(occurrences)} sentences: {layer} layer"
         wv = load_vectors(static) if static else None

@@ -12,7 +12,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from warmstart.data import readers
+from warmstart.data import choice, conll, readers, squad
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
 from warmstart.data.hf_hub import hf_dataset
 from warmstart.data.named import NAMED
@@ -50,7 +50,6 @@ def _is_path(name: str) -> bool:
 
 def _special_local(path: Path, columns: list[str], options: DataOptions) -> Dataset | None:
     """CoNLL tagging files, SQuAD JSON and multiple-choice tables; None for plain text/label tables."""
-    from warmstart.data import choice, conll, squad
 
     suffix = path.suffix.lower()
     if suffix == ".conll":

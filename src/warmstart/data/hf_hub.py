@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from warmstart.data import splits
-from warmstart.data.catalog import DataOptions, Dataset
+from warmstart.data.dataset import DataOptions, Dataset
 from warmstart.errors import WarmstartError
 
 

@@ -36,7 +36,9 @@ import torch
 from safetensors.torch import save_file
 
 from warmstart.atomic import check_writable
+from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import model_config, resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.hub.electra_generator import export_generator, read_generator
 from warmstart.hub.families import (
@@ -61,6 +63,8 @@ from warmstart.hub.heads import (
     warn_heads,
 )
 from warmstart.hub.tokenizer import load_hf_tokenizer
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.train.checkpoint import atomic_dir, read_tensors, save_weights, write_json
 
 FIX_OUT = "pass --overwrite to replace it, or choose another --out"
 
@@ -82,7 +86,6 @@ def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
 # ---------------------------------------------------------------------------------------------- reading
 def read_state(src: Path) -> dict:
     """All tensors of an HF directory: model.safetensors, sharded safetensors, else pytorch_model.bin."""
-    from warmstart.train.checkpoint import read_tensors
 
     for name, load in (("model.safetensors", read_tensors), ("pytorch_model.bin", _load_bin)):
         if (src / name).is_file():
@@ -203,8 +206,6 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
     ``out`` (config.json, model.safetensors with the pretraining unit's names, tokenizer); returns ``out``.
     An ElectraForPreTraining takes its generator from ``generator`` (an ElectraForMaskedLM directory or hub
     id), else from SRC/generator/ when there is one: the electra run is then whole."""
-    from warmstart.checkpoints.build import build_unit, config_class, model_config_json
-    from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
 
     out = Path(out)
     _check_out(out, overwrite)
@@ -258,9 +259,6 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
 def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path:
     """Write the model of the warmstart run or model directory ``run`` as a transformers directory ``out``:
     config.json, model.safetensors and a tokenizer AutoTokenizer loads; returns ``out``."""
-    from warmstart.checkpoints.load import model_config, resolve_checkpoint
-    from warmstart.tokenization.tokenizer import Tokenizer
-    from warmstart.train.checkpoint import atomic_dir, read_tensors
 
     out, d = Path(out), resolve_checkpoint(run)
     _check_out(out, overwrite, Path(run), d)
@@ -303,7 +301,6 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
 
 
 def _write_hf(d: Path, config: dict, tensors: dict, tokenizer) -> None:
-    from warmstart.train.checkpoint import write_json
 
     d.mkdir(exist_ok=True)
     tensors = {k: v.contiguous() for k, v in tensors.items()}

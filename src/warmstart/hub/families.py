@@ -22,6 +22,7 @@ import torch
 from warmstart.errors import WarmstartError
 from warmstart.models import bart, bert, gpt2, t5
 from warmstart.nn.mlp import ACTIVATIONS
+from warmstart.registry import MODELS
 
 SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart")
 TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
@@ -336,7 +337,6 @@ EXPORT_FIX = {"bert": lambda cfg, out: _encoder_out(cfg, "BERT"), "roberta": _ro
 def config_from_hf(arch: str, hf: dict, state: dict):
     """The warmstart model config of an HF config.json. ``state`` (canonical HF names) says what the config
     does not: whether BERT has a pooler, T5 v1.1's head (it may be added to ``state``)."""
-    from warmstart.registry import MODELS
 
     fam = FAMILIES[arch]
     config_cls, _ = MODELS[fam.arch]

@@ -22,9 +22,11 @@ import warnings
 
 import torch
 
+from warmstart.checkpoints.card import checkpoint_config
 from warmstart.hub.families import BUFFERS, DROPPED, POSITIONS, Family, refuse
 from warmstart.models.keymap import from_hf_map, to_hf_map
-from warmstart.registry import family_of
+from warmstart.registry import TASKS, family_of
+from warmstart.tasks.base import TaskConfig
 
 
 # ---------------------------------------------------------------------------------------------- weights
@@ -227,9 +229,6 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
 def task_unit(spec: dict, encoder, tokenizer, config_json: dict):
     """(unit, config.json) of an imported task: the task's head on ``encoder`` and the finetuned model's
     config.json (task, labels, id2label), as `warmstart finetune` writes them."""
-    from warmstart.checkpoints.card import checkpoint_config
-    from warmstart.registry import TASKS
-    from warmstart.tasks.base import TaskConfig
 
     task = TASKS[spec["task"]["name"]](TaskConfig(**spec["task"]))
     task.bind(tokenizer, config_json, family_of(config_json))

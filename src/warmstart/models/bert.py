@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from warmstart.config import opt
+from warmstart.errors import WarmstartError
 from warmstart.nn.attention import SelfAttention, padding_mask
 from warmstart.nn.disentangled import DisentangledSelfAttention, RelativeEmbeddings
 from warmstart.nn.dropout import Dropout
@@ -131,8 +132,6 @@ class BertModel(nn.Module):
     def __init__(self, config: BertConfig, shared_embeddings: BertEmbeddings | None = None):
         super().__init__()
         if config.hidden_size % config.num_attention_heads:
-            from warmstart.errors import WarmstartError
-
             raise WarmstartError(
                 f"model.hidden_size {config.hidden_size} is not divisible by "
                 f"model.num_attention_heads {config.num_attention_heads}",
@@ -156,8 +155,6 @@ class BertModel(nn.Module):
         self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooler else None
         init_weights(self, config.initializer_range)
         if config.position_init not in ("normal", "sinusoidal"):
-            from warmstart.errors import WarmstartError
-
             raise WarmstartError(
                 f"unknown model.position_init '{config.position_init}'", "use normal or sinusoidal"
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.objectives.base import Objective
 from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
@@ -31,7 +32,6 @@ class CausalLM(Objective):
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer):
-        from warmstart.data.packing import PackedWindows
 
         return PackedWindows(shards, seq_len, [], []), collate
 

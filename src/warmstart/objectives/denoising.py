@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from warmstart.config import opt
+from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.objectives.lm_loss import Seq2SeqLM
 from warmstart.objectives.span_corruption import seq2seq_batch
@@ -228,6 +229,5 @@ class Denoising(Seq2SeqLM):
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, cfg: DenoisingConfig):
-        from warmstart.data.packing import PackedWindows
 
         return PackedWindows(shards, seq_len - 2, [], []), DenoisingCollator(cfg, tokenizer)

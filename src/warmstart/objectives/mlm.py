@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.config import opt
+from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.nn.mlp import activation
 from warmstart.objectives.base import Objective
@@ -143,7 +144,6 @@ class MaskedLM(Objective):
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, cfg: MLMConfig):
-        from warmstart.data.packing import PackedWindows
 
         windows = PackedWindows(shards, seq_len, [tokenizer.cls_id], [tokenizer.sep_id])
         return windows, MLMCollator.for_tokenizer(cfg, tokenizer)

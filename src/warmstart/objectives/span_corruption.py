@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from warmstart.config import opt
+from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.objectives.lm_loss import IGNORE, Seq2SeqLM
 
@@ -201,7 +202,6 @@ class SpanCorruption(Seq2SeqLM):
 
     @staticmethod
     def data(shards, seq_len: int, tokenizer, cfg: SpanCorruptionConfig):
-        from warmstart.data.packing import PackedWindows
 
         raw_len, _ = raw_length(seq_len, cfg.noise_density, cfg.mean_span_length)
         return PackedWindows(shards, raw_len, [], []), SpanCorruptionCollator.for_tokenizer(cfg, tokenizer)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 from warmstart.registry import generates
 from warmstart.report import run_report as R
 from warmstart.report.html import Page
+from warmstart.report.study_report import study_page
+from warmstart.report.word2vec_section import word2vec_section
 
 
 def kind_of(d: Path) -> str:
@@ -42,8 +45,6 @@ def run_page(d: Path, kind: str, out: Path) -> Page:
     page = Page(f"warmstart {kind} run: {d.name}")
     page.text(f"Run directory: {d.absolute()}")
     if kind == "word2vec":
-        from warmstart.report.word2vec_section import word2vec_section
-
         word2vec_section(page, d, out)
     elif kind == "finetune":
         R.finetune_section(page, d, out, cfg)
@@ -69,13 +70,10 @@ def write_report(target: str | Path, out: str | Path | None = None) -> Path:
     out = Path(out) if out else d / "report.html"
     if out.suffix.lower() not in (".html", ".htm"):
         raise WarmstartError(f"the report is an HTML file, got {out}", "pass --out FILE.html")
-    from warmstart.atomic import check_writable
 
     check_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if kind == "study":
-        from warmstart.report.study_report import study_page
-
         page = study_page(d, out)
     else:
         page = run_page(d, kind, out)

@@ -10,6 +10,7 @@ from pathlib import Path
 from warmstart.report import demo_sections as S
 from warmstart.report.html import Page
 from warmstart.report.study_report import baseline, percent
+from warmstart.train.logging import read_metrics
 
 
 def _gap(a: float | None, b: float | None) -> str:
@@ -109,7 +110,6 @@ def _sentences(studies: dict, tokens: int) -> list[str]:
 def write_demo_report(
     out: Path, b: dict, timings: dict, studies: dict, probes: dict, senses: dict, machine: dict
 ):
-    from warmstart.train.logging import read_metrics
 
     train = read_metrics(out / "pretrain", "train")
     tokens = b["steps"] * b["batch"] * b["seq"]

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from warmstart.report import run_report as R
 from warmstart.report.html import Page
-from warmstart.report.study_report import NAMES, baseline, convergence, fraction_plot, percent
+from warmstart.report.panel_plot import panel_plot
+from warmstart.report.study_report import NAMES, baseline, convergence, fraction_plot, median_curves, percent
+from warmstart.train.logging import read_metrics
 
 
 def row(study: dict, model: str, fraction: float) -> dict | None:
@@ -43,7 +45,6 @@ def steps_to_match(study: dict) -> dict | None:
     metric, fraction = study["metric"], max(study["fractions"])
 
     def curve(model):
-        from warmstart.report.study_report import median_curves
 
         cells = [c for c in study["cells"] if c["model"] == model and c["fraction"] == fraction]
         steps, mid, _, _ = median_curves(cells, metric)
@@ -160,8 +161,6 @@ def pretraining_lines(out: Path) -> list[str]:
     """Validation MLM loss first -> last, and the starting-point note (word vectors, sinusoids)."""
     import json
 
-    from warmstart.train.logging import read_metrics
-
     val = read_metrics(out / "pretrain", "validation")
     lines = []
     if val:
@@ -185,8 +184,6 @@ def pretraining_lines(out: Path) -> list[str]:
 
 
 def pretraining_plot(out: Path, target: Path) -> Path:
-    from warmstart.report.panel_plot import panel_plot
-    from warmstart.train.logging import read_metrics
 
     train, val = read_metrics(out / "pretrain", "train"), read_metrics(out / "pretrain", "validation")
     xy = R._xy

@@ -8,10 +8,15 @@ import platform
 from datetime import datetime, timezone
 from pathlib import Path
 
+from warmstart import __version__
 from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import read_config, resolve_checkpoint
 from warmstart.config import load_yaml
+from warmstart.data.shards import read_meta
+from warmstart.report import breakdown_section as B
 from warmstart.report.html import Page
 from warmstart.report.panel_plot import panel_plot
+from warmstart.report.samples import pretrain_samples, text_to_text_samples
 from warmstart.train.logging import read_metrics
 
 
@@ -34,7 +39,6 @@ def run_config(run_dir: Path) -> dict:
 
 def config_blocks(page: Page, run_dir: Path, title: str) -> None:
     """The run's config.yaml (and its model's config.json), folded."""
-    from warmstart.checkpoints.load import resolve_checkpoint
 
     if (run_dir / "config.yaml").is_file():
         page.code((run_dir / "config.yaml").read_text(encoding="utf-8"), f"{title}: config.yaml")
@@ -48,8 +52,6 @@ def config_blocks(page: Page, run_dir: Path, title: str) -> None:
 def model_line(run_dir: Path) -> str | None:
     """'bert: 2 layers, hidden 32, ..., 0.1M parameters' from the model's config.json and weight shapes."""
     from safetensors import safe_open
-
-    from warmstart.checkpoints.load import read_config, resolve_checkpoint
 
     try:
         d = resolve_checkpoint(run_dir)
@@ -113,7 +115,6 @@ def pretraining_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> dict
 
 
 def _shards_table(page: Page, run_dir: Path, data: dict) -> None:
-    from warmstart.data.shards import read_meta
 
     shards = Path(data.get("shards") or run_dir / "shards")
     try:
@@ -151,7 +152,6 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     if not tests:
         page.text("No test_metrics.json: the run has not finished.")
         return
-    from warmstart.report import breakdown_section as B
 
     metric = first["metric"]
     parts = first.get("breakdown")
@@ -167,8 +167,6 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     page.table(["run", *[f"test {k}" for k in names], f"best validation {metric}", "best step"], rows)
     B.breakdown_section(page, parts, plot_path(out, "confusion"))
     if task.get("name") == "text_to_text":
-        from warmstart.report.samples import text_to_text_samples
-
         _samples(
             page, ["input", "reference", "generated"], text_to_text_samples, next(iter(dirs.values())), cfg
         )
@@ -185,15 +183,12 @@ def _samples(page: Page, header: list[str], make, run_dir: Path, cfg: dict) -> N
 
 
 def generation_samples(page: Page, run_dir: Path, cfg: dict) -> None:
-    from warmstart.report.samples import pretrain_samples
 
     _samples(page, ["prompt", "generated"], pretrain_samples, run_dir, cfg)
 
 
 def footer(page: Page) -> None:
     import torch
-
-    from warmstart import __version__
 
     page.text(
         f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} by warmstart {__version__} "

@@ -11,7 +11,15 @@ import io
 import json
 from pathlib import Path
 
+from warmstart.checkpoints.generate import run_generate
+from warmstart.checkpoints.load import resolve_checkpoint
+from warmstart.checkpoints.predict import predict_lines
+from warmstart.data.catalog import open_dataset
+from warmstart.data.options import FinetuneDataConfig, data_options
+from warmstart.data.shards import TokenShards
+from warmstart.generation.decode import GenerationConfig
 from warmstart.registry import family
+from warmstart.tokenization.tokenizer import Tokenizer
 
 PROMPTS = 3
 PROMPT_TOKENS = 12
@@ -25,15 +33,10 @@ def _clip(text: str, limit: int = 300) -> str:
 
 def pretrain_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
     """[[prompt, generated]] from the first validation documents of the run's shards."""
-    from warmstart.checkpoints.generate import run_generate
-    from warmstart.data.shards import TokenShards
-    from warmstart.generation.decode import GenerationConfig
-    from warmstart.tokenization.tokenizer import Tokenizer
 
     shards_dir = Path(cfg.get("data", {}).get("shards") or run_dir / "shards")
     shards = TokenShards.open(shards_dir, "validation")
     tokenizer = Tokenizer.load(shards_dir) if (shards_dir / "tokenizer.json").is_file() else None
-    from warmstart.checkpoints.load import resolve_checkpoint
 
     tokenizer = tokenizer or Tokenizer.load(resolve_checkpoint(run_dir))
     prompts = []
@@ -55,9 +58,6 @@ def pretrain_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
 
 def text_to_text_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
     """[[input, reference, generated]] for the first validation records of the run's dataset."""
-    from warmstart.checkpoints.predict import predict_lines
-    from warmstart.data.catalog import open_dataset
-    from warmstart.data.options import FinetuneDataConfig, data_options
 
     data_cfg = FinetuneDataConfig(
         **{k: v for k, v in cfg.get("data", {}).items() if k in FinetuneDataConfig.__dataclass_fields__}

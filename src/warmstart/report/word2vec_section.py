@@ -7,12 +7,15 @@ import json
 import warnings
 from pathlib import Path
 
+from warmstart.errors import WarmstartError
 from warmstart.report.html import Page
 from warmstart.report.run_report import fmt, plot_path
+from warmstart.word2vec import evaluate as ev
+from warmstart.word2vec import plot
+from warmstart.word2vec.io import load_vectors
 
 
 def word2vec_section(page: Page, run_dir: Path, out: Path) -> None:
-    from warmstart.word2vec import evaluate as ev
 
     m = json.loads((run_dir / "metrics.json").read_text())
     t = m.get("train", {})
@@ -46,9 +49,6 @@ def _similarity(ev, r: dict):
 
 
 def _projection(run_dir: Path, path: Path) -> Path | None:
-    from warmstart.errors import WarmstartError
-    from warmstart.word2vec import plot
-    from warmstart.word2vec.io import load_vectors
 
     try:
         plot.projection_png(load_vectors(run_dir), plot.COUNTRY_CAPITAL + plot.COMPARATIVES, path)

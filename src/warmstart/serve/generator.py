@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
@@ -51,7 +52,6 @@ class GeneratorModel:
 
     @classmethod
     def pretrained(cls, run: str) -> GeneratorModel:
-        from warmstart.checkpoints.load import load_generator
 
         model, tokenizer, config_json = load_generator(run)
         return cls(model, tokenizer, config_json, lambda text: prompt_ids(tokenizer, text, model))

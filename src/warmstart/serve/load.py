@@ -9,31 +9,29 @@ from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.registry import generates
+from warmstart.serve.fill_mask import FillMaskModel
+from warmstart.serve.finetuned import FinetunedModel
+from warmstart.serve.generator import GeneratorModel
 
 FINETUNED = ("classification", "tagging", "extractive_qa", "multiple_choice")
 
 
 def _finetuned(run: str):
-    from warmstart.serve.finetuned import FinetunedModel
 
     return FinetunedModel(run)
 
 
 def _text_to_text(run: str):
-    from warmstart.serve.finetuned import FinetunedModel
-    from warmstart.serve.generator import GeneratorModel
 
     return GeneratorModel.text_to_text(FinetunedModel(run))
 
 
 def _generator(run: str):
-    from warmstart.serve.generator import GeneratorModel
 
     return GeneratorModel.pretrained(run)
 
 
 def _fill_mask(run: str):
-    from warmstart.serve.fill_mask import FillMaskModel
 
     return FillMaskModel(run)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from warmstart.errors import WarmstartError
 from warmstart.serve.limits import Limits
+from warmstart.serve.load import open_model
 
 INSTALL = "install the serve extra: pip install -c constraints.txt -e '.[serve]' in a warmstart checkout"
 
@@ -46,7 +47,6 @@ def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | 
     import uvicorn
 
     from warmstart.serve.app import create_app
-    from warmstart.serve.load import open_model
 
     sock = bind(host, port)
     try:

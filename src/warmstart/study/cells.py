@@ -19,6 +19,8 @@ from pathlib import Path
 
 from warmstart.atomic import write_atomic
 from warmstart.data.subsets import nested_subset
+from warmstart.study.baseline import tfidf_baseline
+from warmstart.study.frequent_tag import frequent_tag_baseline
 
 CELL_FILE = "cell.json"
 MAX_EVALS = 20  # small fractions train min_steps over few examples: cap their validation evaluations
@@ -81,8 +83,6 @@ def fresh_cell(cell_dir: Path):
 def run_baseline_cell(cell: Cell, root: Path, records: dict[str, list[dict]]) -> dict:
     """The task's baseline (TF-IDF + logistic regression for labeled text, the most frequent tag per word
     for tagging) on the same subset the finetuned cells of this fraction and seed use."""
-    from warmstart.study.baseline import tfidf_baseline
-    from warmstart.study.frequent_tag import frequent_tag_baseline
 
     cell_dir, start = cell.path(root), time.perf_counter()
     subset = {**records, "train": nested_subset(records["train"], cell.fraction, cell.seed)}

@@ -11,6 +11,7 @@ from tokenizers import decoders, models, normalizers, pre_tokenizers, processors
 
 from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
+from warmstart.tokenization.sentinels import add_sentinels
 from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
 
 KINDS = ("wordpiece", "bpe", "unigram")
@@ -156,8 +157,6 @@ def train_tokenizer(
     roles.update(EXTRA_ROLES.get(kind, {}))
     result = Tokenizer(tok, roles=roles, do_lower_case=bool(lowercase), model_max_length=model_max_length)
     if sentinels:
-        from warmstart.tokenization.sentinels import add_sentinels
-
         result = add_sentinels(result, sentinels)
     result.save(out_dir)
     return result

@@ -17,7 +17,8 @@ from warmstart import config as C
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.train.rundir import check_free, open_run_dir, save_config
-from warmstart.word2vec.train import Word2VecConfig
+from warmstart.word2vec import evaluate, io, plot
+from warmstart.word2vec.train import Word2VecConfig, train
 from warmstart.word2vec.vectors import WordVectors
 from warmstart.word2vec.words import corpus_documents
 
@@ -33,7 +34,6 @@ class Word2VecRunConfig:
 
 def evaluate_all(wv: WordVectors, restrict: int | None) -> dict:
     """Analogies (restricted to the top ``restrict`` words) and both similarity sets, as a JSON-able dict."""
-    from warmstart.word2vec import evaluate
 
     result = evaluate.analogy(wv, restrict=restrict or None)
     sims = {name: evaluate.similarity(wv, dataset=name) for name in ("wordsim353", "simlex999")}
@@ -45,12 +45,8 @@ def evaluate_all(wv: WordVectors, restrict: int | None) -> dict:
 
 
 def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
-    from warmstart.word2vec import io, plot
-    from warmstart.word2vec.train import train
 
-    explicit = C.merge({}, flags)
-    for o in overrides:
-        explicit = C.merge(explicit, C.parse_override(o))
+    explicit = C.layered(flags=flags, overrides=overrides)
     cfg = C.from_dict(Word2VecRunConfig, explicit)
     out = Path(cfg.out)
     fix = "pass --overwrite to replace it, or choose another --out"

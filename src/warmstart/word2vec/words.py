@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from warmstart.data.corpus import corpus_texts
+from warmstart.data.dataset import DataOptions
+
 WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 
 
@@ -28,8 +31,6 @@ def documents(texts: Iterable[str]) -> Iterator[list[str]]:
 
 def corpus_documents(names: list[str], split: str = "train", split_seed: int = 0) -> list[list[str]]:
     """The word lists of one split of catalog corpora (names from `warmstart data list`, or text files)."""
-    from warmstart.data.corpus import corpus_texts
-    from warmstart.data.dataset import DataOptions
 
     opts = DataOptions(text_column="text", txt_mode="line", split_seed=split_seed, label_column=None)
     return list(documents(corpus_texts(names, opts, split)))
