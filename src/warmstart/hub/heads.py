@@ -25,7 +25,7 @@ import torch
 from warmstart.checkpoints.card import checkpoint_config
 from warmstart.hub.families import BUFFERS, DROPPED, POSITIONS, Family, refuse
 from warmstart.models.keymap import from_hf_map, to_hf_map
-from warmstart.registry import TASKS, family_of
+from warmstart.registry import TASKS, family, family_of
 from warmstart.tasks.base import TaskConfig
 
 
@@ -99,20 +99,38 @@ def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tup
 
 
 # ---------------------------------------------------------------------------------------------- tasks
-TASK_CLASSES = {
-    "classification": "ForSequenceClassification",
-    "tagging": "ForTokenClassification",
-    "extractive_qa": "ForQuestionAnswering",
-    "multiple_choice": "ForMultipleChoice",
+WB = ("weight", "bias")
+SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
+# each task with a transformers head: the suffix of its class (ForSequenceClassification, ...); the tasks
+# whose head reads the pooler export with task.pooling=pooler only (tasks/base.py: hf_head, hf_pooled)
+TASK_CLASSES = {n: t.hf_architecture.removeprefix("Bert") for n, t in TASKS.items() if t.hf_head}
+POOLED = tuple(n for n, t in TASKS.items() if t.hf_head and t.hf_pooled)
+# transformers families whose head of a task holds other tensors than BERT's (the task's own hf_head)
+FAMILY_HEADS = {
+    ("roberta", "classification"): (
+        ("encoder.pooler", "classifier.dense"),
+        ("classifier", "classifier.out_proj"),
+    ),
+    # ELECTRA's: a summary (dense + summary_activation) on the first token, then the classifier
+    ("electra", "multiple_choice"): (
+        ("encoder.pooler", "sequence_summary.summary"),
+        ("scorer", "classifier"),
+    ),
 }
-POOLED = ("classification", "multiple_choice")  # exported with task.pooling=pooler only
+HEAD_CONFIG = {("electra", "multiple_choice"): {**SUMMARY, "summary_proj_to_labels": False}}
+NO_EXPORT = {  # (family, task) -> (why, what to do)
+    ("electra", "classification"): (
+        "transformers' ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, "
+        "not the pooler (dense + tanh) that warmstart's pooler classifier reads",
+        "export the pretrained run (or finetune tagging or extractive_qa models)",
+    )
+}
+POOLER_IN_BASE = ("roberta",)  # its classifier.dense is the base model's pooler (ELECTRA's base has none)
 PROBLEM_TYPES = {
     "single_label": "single_label_classification",
     "multi_label": "multi_label_classification",
     "regression": "regression",
 }
-WB = ("weight", "bias")
-SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
 
 
 def base_name(fam: Family) -> str:
@@ -121,17 +139,9 @@ def base_name(fam: Family) -> str:
 
 
 def _head_names(name: str, task: str) -> list[tuple[str, str]]:
-    """(warmstart unit name, transformers name) of a task's head tensors."""
-    if task == "extractive_qa":
-        return [(f"qa_outputs.{p}", f"qa_outputs.{p}") for p in WB]
-    if task == "multiple_choice":  # ELECTRA's: a summary (dense + summary_activation) on the first token
-        pooler = [(f"encoder.pooler.{p}", f"sequence_summary.summary.{p}") for p in WB]
-        return (pooler if name == "electra" else []) + [(f"scorer.{p}", f"classifier.{p}") for p in WB]
-    if task == "classification" and name == "roberta":
-        return [(f"encoder.pooler.{p}", f"classifier.dense.{p}") for p in WB] + [
-            (f"classifier.{p}", f"classifier.out_proj.{p}") for p in WB
-        ]
-    return [(f"classifier.{p}", f"classifier.{p}") for p in WB]
+    """(warmstart unit name, transformers name) of a task's head tensors in transformers family ``name``."""
+    pairs = FAMILY_HEADS.get((name, task), TASKS[task].hf_head)
+    return [(f"{ours}.{p}", f"{theirs}.{p}") for ours, theirs in pairs for p in WB]
 
 
 # ---------------------------------------------------------------------------------------------- export
@@ -141,7 +151,7 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     task = card.task or {}
     kind = task.get("name")
     refuse(
-        fam.arch != "bert" or kind not in TASK_CLASSES,
+        family(fam.arch).model.generates or kind not in TASK_CLASSES,
         f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
         "export classification or multiple_choice (task.pooling=pooler), tagging or extractive_qa runs, or "
         "the pretrained run",
@@ -154,13 +164,7 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
             f"(*{TASK_CLASSES[kind]} reads BERT's pooler: dense + tanh on [CLS])",
             "finetune with task.pooling=pooler to export it",
         )
-    if kind == "classification":
-        refuse(
-            name == "electra",
-            "transformers' ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, "
-            "not the pooler (dense + tanh) that warmstart's pooler classifier reads",
-            "export the pretrained run (or finetune tagging or extractive_qa models)",
-        )
+    refuse((name, kind) in NO_EXPORT, *NO_EXPORT.get((name, kind), ("", "")))
     heads = _head_names(name, kind)
     pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
@@ -175,8 +179,7 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
         config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
     if kind == "classification":
         config["problem_type"] = PROBLEM_TYPES[problem]
-    if kind == "multiple_choice" and name == "electra":
-        config.update(SUMMARY, summary_proj_to_labels=False)
+    config.update(HEAD_CONFIG.get((name, kind), {}))
     return base_name(fam) + TASK_CLASSES[kind], tensors, config
 
 
@@ -190,6 +193,13 @@ def _electra_head(kind: str, hf: dict) -> bool:
     return summary == SUMMARY and not hf.get("summary_proj_to_labels")
 
 
+def _any(kind: str, hf: dict) -> bool:
+    return True
+
+
+HEAD_CHECKS = {"electra": _electra_head}  # families whose heads warmstart has only in part
+
+
 def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: int) -> dict | None:
     """The finetuned task of a transformers task checkpoint: {"task": TaskConfig fields, "labels",
     "tensors": head tensors under unit names}, its head tensors taken out of ``state`` (RoBERTa's
@@ -197,7 +207,7 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
     true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
     kind = next((k for k, suffix in TASK_CLASSES.items() if arch.endswith(suffix)), None)
-    if kind is None or fam.arch != "bert" or name == "electra" and not _electra_head(kind, hf):
+    if kind is None or family(fam.arch).model.generates or not HEAD_CHECKS.get(name, _any)(kind, hf):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
     heads = _head_names(name, kind)
     lost = [theirs for _, theirs in heads if theirs not in state]
@@ -205,14 +215,14 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
            "pass the directory save_pretrained wrote")  # fmt: skip
     tensors = {}
     for ours, theirs in heads:
-        if ours.startswith("encoder.pooler.") and name == "roberta":
+        if ours.startswith("encoder.pooler.") and name in POOLER_IN_BASE:
             state[f"{fam.prefix}pooler.dense.{ours.rsplit('.', 1)[1]}"] = state.pop(theirs)
         else:  # ELECTRA's summary: the pooler its base model has not
             tensors[ours] = state.pop(theirs)
     length = min(128, max_positions)
     task = {"name": kind, "max_length": length, "doc_stride": min(64, length // 2)}
-    if kind in ("extractive_qa", "multiple_choice"):
-        task.update({"pooling": "pooler"} if kind == "multiple_choice" else {})
+    if "classifier.weight" not in tensors:  # no labels: extractive QA, multiple choice
+        task.update({"pooling": "pooler"} if kind in POOLED else {})
         pooler = any(k.startswith("encoder.pooler.") for k in tensors)
         return {"task": task, "labels": [], "tensors": tensors, "pooler": pooler}
     n = tensors["classifier.weight"].shape[0]

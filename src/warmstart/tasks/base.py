@@ -85,6 +85,10 @@ class Task:
     name: str = ""  # registry key and ``task.name``
     kind: str = "labeled"  # the dataset kind it reads (see the record schemas above)
     hf_architecture: str = ""  # the transformers class its checkpoint corresponds to
+    # its head in transformers' Bert*For* class: (warmstart tensor prefix, transformers tensor prefix) pairs
+    # (empty: no transformers head, the task is not exported as one), and whether that head reads the pooler
+    hf_head: tuple[tuple[str, str], ...] = ()
+    hf_pooled: bool = False
 
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg

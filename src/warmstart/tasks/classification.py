@@ -173,6 +173,8 @@ class ClassificationTask(Task):
     name = "classification"
     kind = "labeled"
     hf_architecture = "BertForSequenceClassification"
+    hf_head = (("classifier", "classifier"),)
+    hf_pooled = True
 
     def __init__(self, cfg):
         super().__init__(cfg)

@@ -93,6 +93,7 @@ class ExtractiveQATask(Task):
     name = "extractive_qa"
     kind = "qa"
     hf_architecture = "BertForQuestionAnswering"
+    hf_head = (("qa_outputs", "qa_outputs"),)
 
     def labels(self, records: list[dict]) -> list[str]:
         return []

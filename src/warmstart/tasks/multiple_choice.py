@@ -80,6 +80,8 @@ class MultipleChoiceTask(Task):
     name = "multiple_choice"
     kind = "choice"
     hf_architecture = "BertForMultipleChoice"
+    hf_head = (("scorer", "classifier"),)
+    hf_pooled = True
 
     def labels(self, records: list[dict]) -> list[str]:
         return []

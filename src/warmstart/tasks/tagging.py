@@ -88,6 +88,7 @@ class TaggingTask(Task):
     name = "tagging"
     kind = "tagging"
     hf_architecture = "BertForTokenClassification"
+    hf_head = (("classifier", "classifier"),)
 
     def labels(self, records: list[dict]) -> list[str]:
         """The tag names. BIO tags: "O" first, then the others sorted, each entity type with both its B- and
