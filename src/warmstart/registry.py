@@ -35,7 +35,12 @@ OBJECTIVES = {
     "span_corruption": SpanCorruption,
     "denoising": Denoising,
 }
-DEFAULT_OBJECTIVE = {"bert": "mlm", "gpt2": "clm", "t5": "span_corruption", "bart": "denoising"}
+# a family's own objective: the first registered objective that trains it (objectives declare ``families``)
+DEFAULT_OBJECTIVE = {
+    f: next(name for name, unit in OBJECTIVES.items() if f in unit.families)
+    for f in MODELS
+    if any(f in unit.families for unit in OBJECTIVES.values())
+}
 TASKS = {
     t.name: t
     for t in (
