@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from warmstart.errors import WarmstartError
+
 
 def cache_dir() -> Path:
     """The root of warmstart's cache (see the module docstring)."""
@@ -18,3 +20,19 @@ def cache_dir() -> Path:
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "warmstart"
     return Path("~/.cache/warmstart").expanduser()
+
+
+def refuse_overlap(out: str | Path, inputs: dict[str, str | Path | None]) -> None:
+    """Refuse an output that is, contains or lies inside an input (``{what: path}``; names that are not
+    paths, such as a packaged dataset's, are skipped)."""
+    o = Path(out).expanduser().resolve()
+    for what, given in inputs.items():
+        if not given or not Path(given).expanduser().exists():
+            continue
+        i = Path(given).expanduser().resolve()
+        how = "is" if o == i else "contains" if o in i.parents else "lies inside" if i in o.parents else None
+        if how:
+            raise WarmstartError(
+                f"the output {out} {how} the {what} {given}, which this command reads",
+                "choose an output directory outside every input (nothing was changed)",
+            )

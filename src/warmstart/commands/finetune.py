@@ -25,6 +25,7 @@ from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
+from warmstart.paths import refuse_overlap
 from warmstart.registry import TASKS, family_of, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.breakdown import breakdown
@@ -33,7 +34,7 @@ from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
 from warmstart.train.loop import TrainConfig, evaluate, pick_device
-from warmstart.train.rundir import open_run_dir, save_config, saved_config
+from warmstart.train.rundir import abandon, open_run_dir, save_config, saved_config
 from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
 
 
@@ -120,6 +121,8 @@ def finetune(
         cfg = resolve(config_file, flags or {}, list(overrides))
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
+    if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
+        refuse_overlap(cfg.out, {"--init": cfg.init, "--dataset": cfg.data.dataset})
     if cfg.train.fsdp and cfg.strategy.strategy == "lora":
         raise WarmstartError(
             "train.fsdp cannot export a LoRA run yet (merging the adapters needs the whole model)",
@@ -149,19 +152,25 @@ def finetune(
     root = ddp.main_first(start)
     seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
     results = {}
-    for seed in seeds:
-        run_dir = root if len(seeds) == 1 else root / f"seed-{seed}"
-        done = run_dir / "test_metrics.json"
-        if resume and done.is_file():
-            results[seed] = {"test_metrics": json.loads(done.read_text())}
-            continue
-        if len(seeds) > 1:
-            run_dir.mkdir(exist_ok=True)
-            if ddp.is_main():
-                print(f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr)
-        run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
-        resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
-        results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts)
+    try:
+        for seed in seeds:
+            run_dir = root if len(seeds) == 1 else root / f"seed-{seed}"
+            done = run_dir / "test_metrics.json"
+            if resume and done.is_file():
+                results[seed] = {"test_metrics": json.loads(done.read_text())}
+                continue
+            if len(seeds) > 1:
+                run_dir.mkdir(exist_ok=True)
+                if ddp.is_main():
+                    print(
+                        f"seed {seed} ({seeds.index(seed) + 1} of {len(seeds)}): {run_dir}", file=sys.stderr
+                    )
+            run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
+            resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
+            results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts)
+    except BaseException:
+        abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
+        raise
     out = {"runs": results, "run_dir": str(root)}
     if len(seeds) > 1 and ddp.is_main():
         out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})

@@ -27,12 +27,13 @@ from warmstart.data.corpus import ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards, read_meta
 from warmstart.errors import WarmstartError
+from warmstart.paths import refuse_overlap
 from warmstart.registry import OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
-from warmstart.train.rundir import open_run_dir, save_config, saved_config
+from warmstart.train.rundir import abandon, open_run_dir, save_config, saved_config
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
@@ -77,6 +78,10 @@ def pretrain(
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
     cfg = C.from_dict(config_class(resolved), resolved)
     cfg = dataclasses.replace(cfg, objective=objective_name(cfg))
+    if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
+        inputs = {"--init": cfg.init, "--shards": cfg.data.shards, "tokenizer": cfg.data.tokenizer}
+        inputs.update({f"corpus {c}": c for c in cfg.data.corpus})
+        refuse_overlap(cfg.out, {**inputs, "word vectors": cfg.embeddings.vectors})
     init = None
     if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
         init, cfg = _open_init(cfg, explicit)
@@ -102,24 +107,21 @@ def pretrain(
             if vectors is not None:
                 _warm_start(unit, cfg, tokenizer, vectors, run_dir)
         except WarmstartError:
-            if not resume and main:  # the directory was created just above: a late error leaves nothing
+            # the directory was created just above: a late error leaves nothing (or the run it replaced)
+            if not resume and main and not abandon(run_dir):
                 shutil.rmtree(run_dir, ignore_errors=True)
             raise
         return run_dir, train, evals, unit
 
     run_dir, train, evals, unit = ddp.main_first(start)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
-    result = fit(
-        unit,
-        train,
-        evals,
-        cfg.train,
-        ckpt,
-        resume=bool(resume),
-        hooks=hooks,
-        desc="pretrain",
-        command="pretrain",
-    )
+    try:
+        result = fit(
+            unit, train, evals, cfg.train, ckpt, bool(resume), hooks, desc="pretrain", command="pretrain"
+        )
+    except BaseException:
+        abandon(run_dir)  # --overwrite and no checkpoint yet: the replaced run comes back
+        raise
     result["run_dir"] = str(run_dir)
     return result
 

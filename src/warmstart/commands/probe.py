@@ -20,9 +20,10 @@ from warmstart.checkpoints.load import load_encoder
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
+from warmstart.paths import refuse_overlap
 from warmstart.report.plots import line_plot
 from warmstart.train.checkpoint import write_json
-from warmstart.train.rundir import check_free, open_run_dir
+from warmstart.train.rundir import check_free, open_run_dir, settle
 
 L2_GRID = (1e-4, 1e-3, 1e-2)
 
@@ -102,6 +103,7 @@ def run_probe(
         )
     labels = {s: torch.tensor([index[r["label"]] for r in rows]) for s, rows in records.items()}
     check_free(out, overwrite)  # refused now; written only when the probes are done
+    refuse_overlap(out, {"model": model, "dataset": dataset})
     results = {}
     variants = [("pretrained", False)] + ([("scratch", True)] if scratch_twin else [])
     for name, random_init in variants:
@@ -115,6 +117,7 @@ def run_probe(
         results[name] = probe_layers(feats, labels, len(names))
     run_dir = open_run_dir(out, overwrite=overwrite)
     write_json({"dataset": dataset, "pooling": pooling, "layers": results}, run_dir / "probe.json")
+    settle(run_dir)  # --overwrite: the results are saved, the replaced run can go
     series = {
         f"{name} ({split})": ([r["layer"] for r in rows], [r[split] for r in rows])
         for name, rows in results.items()

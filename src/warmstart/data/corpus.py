@@ -10,6 +10,7 @@ from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.data.shard_writer import prepare_shards
+from warmstart.paths import refuse_overlap
 
 SPLITS = ("train", "validation", "test")
 
@@ -54,6 +55,7 @@ def corpus_texts(names: list[str], opts: DataOptions, split: str):
 def prepare_corpus(
     names: list[str], opts: DataOptions, tokenizer, out_dir: Path, overwrite: bool = False, splits=SPLITS
 ) -> dict:
+    refuse_overlap(out_dir, {f"corpus {n}": n for n in names})
     by_split = {s: corpus_texts(names, opts, s) for s in splits}
     source = {
         "corpus": list(names),

@@ -39,6 +39,7 @@ from warmstart.atomic import check_writable, disk_full, disk_full_error
 from warmstart.errors import WarmstartError
 from warmstart.train import dist_state
 from warmstart.train import distributed as ddp
+from warmstart.train.rundir import settle
 
 STEP_DIR = re.compile(r"^step-(\d{8})$")
 PAUSE_ENV = "WARMSTART_TEST_CHECKPOINT_PAUSE"  # fault-injection tests only (tests/train/test_kill_resume.py)
@@ -223,7 +224,9 @@ class Checkpointer:
             self.prune(keep_last)
             return path
 
-        return ddp.on_main(write_and_prune, self.root / f"step-{state['step']:08d}")
+        out = ddp.on_main(write_and_prune, self.root / f"step-{state['step']:08d}")
+        settle(self.run_dir)  # --overwrite: the replaced run goes once the new one can be resumed
+        return out
 
     def _full_fix(self) -> str:
         """What to do when the disk is full: the last complete checkpoint is intact, resume from it."""
@@ -234,7 +237,9 @@ class Checkpointer:
     def save_final(self, unit) -> Path:
         weights, final = self._weights(unit, for_export=True), self.run_dir / "final"
         write = lambda d: self._write_model(weights, d)  # noqa: E731
-        return ddp.on_main(lambda: atomic_dir(final, write, self._full_fix()), final)
+        out = ddp.on_main(lambda: atomic_dir(final, write, self._full_fix()), final)
+        settle(self.run_dir)
+        return out
 
     def save_best(self, unit, info: dict) -> Path:
         """RUN/best/: the model with the best validation metric so far (no trainer state)."""

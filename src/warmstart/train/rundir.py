@@ -1,7 +1,13 @@
-"""Run directories: refuse to clobber one unless asked, and record the resolved config in it."""
+"""Run directories: refuse to clobber one unless asked, and record the resolved config in it.
+
+``--overwrite`` never deletes first: the old run is moved aside (a hidden sibling) and removed only when the
+new run has written its first checkpoint (``settle``, called by the Checkpointer); a run that fails before
+that puts the old one back (``abandon``). An output that is, contains or lies inside one of the command's
+inputs is refused before anything is touched (``paths.refuse_overlap``)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +16,7 @@ from warmstart.config import load_yaml, save_yaml
 from warmstart.errors import WarmstartError
 
 CONFIG_FILE = "config.yaml"
+_ASIDE: dict[Path, Path] = {}  # new run directory -> the run it replaces, until the new one has a checkpoint
 
 
 RUN_DIR_FIX = "pass --resume to continue it, --overwrite to replace it, or choose another --out"
@@ -41,9 +48,31 @@ def open_run_dir(
             )
         return path
     if check_free(path, overwrite, fix):
-        shutil.rmtree(path)
+        aside = path.with_name(f".{path.name}.replaced-{os.getpid()}")
+        shutil.rmtree(aside, ignore_errors=True)  # left by an earlier replacement of this process id
+        path.rename(aside)
+        _ASIDE[path.resolve()] = aside
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def settle(run_dir: str | Path) -> None:
+    """The run in ``run_dir`` (or its parent run) has a checkpoint: the run it replaced can go."""
+    here = Path(run_dir).resolve()
+    for new in [k for k in _ASIDE if k == here or k in here.parents]:
+        shutil.rmtree(_ASIDE.pop(new), ignore_errors=True)
+
+
+def abandon(run_dir: str | Path) -> bool:
+    """A new run failed before its first checkpoint: remove it and put back the run it replaced; False
+    when it replaced none (or was settled)."""
+    new = Path(run_dir).resolve()
+    aside = _ASIDE.pop(new, None)
+    if aside is None:
+        return False
+    shutil.rmtree(new, ignore_errors=True)
+    aside.rename(new)
+    return True
 
 
 def saved_config(run_dir: Path) -> dict:

@@ -16,7 +16,8 @@ from pathlib import Path
 from warmstart import config as C
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
-from warmstart.train.rundir import check_free, open_run_dir, save_config
+from warmstart.paths import refuse_overlap
+from warmstart.train.rundir import check_free, open_run_dir, save_config, settle
 from warmstart.word2vec import evaluate, io, plot
 from warmstart.word2vec.train import Word2VecConfig, train
 from warmstart.word2vec.vectors import WordVectors
@@ -51,12 +52,14 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     out = Path(cfg.out)
     fix = "pass --overwrite to replace it, or choose another --out"
     check_free(out, overwrite, fix)  # before training, so that a refusal costs nothing
+    refuse_overlap(out, {f"corpus {c}": c for c in cfg.corpus})
     docs = corpus_documents(cfg.corpus, "train", cfg.split_seed)
     wv, stats = train(docs, cfg.word2vec)
     scores = evaluate_all(wv, cfg.restrict)
     run_dir = open_run_dir(out, overwrite=overwrite, fix=fix)
     save_config(run_dir, C.to_dict(cfg))
     io.save(wv, run_dir / io.RUN_VECTORS, "npy")
+    settle(run_dir)  # --overwrite: the vectors are saved, the replaced run can go
     markdown = scores.pop("markdown")
     (run_dir / "metrics.json").write_text(json.dumps({"train": stats, **scores}, indent=2) + "\n")
     (run_dir / "evaluation.md").write_text(markdown + "\n")
