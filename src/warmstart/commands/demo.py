@@ -36,7 +36,7 @@ from warmstart.hub.convert import import_hf
 from warmstart.report.demo_report import write_demo_report
 from warmstart.study.spec import StudySpec
 from warmstart.tokenization.train import train_tokenizer
-from warmstart.train.rundir import open_run_dir
+from warmstart.train.rundir import abandon, open_run_dir
 from warmstart.word2vec.run import run as word2vec_run
 
 CORPORA = ["wiki-leads", "news"]
@@ -61,7 +61,11 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
     def stage(name: str, work):
         progress.start(name)
         start = time.perf_counter()
-        result = work()
+        try:
+            result = work()
+        except BaseException:
+            abandon(out)  # --overwrite: before the new demo's first results, the old one comes back
+            raise
         timings[name] = time.perf_counter() - start
         progress.done(name, timings[name])
         return result
