@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from warmstart.atomic import disk_full, disk_full_error
-from warmstart.cli import data, evaluate, features, generate, hub, serve, study, train, word2vec
+from warmstart.cli import data, evaluate, features, generate, guard, hub, serve, study, train, word2vec
 from warmstart.cli.common import Parser, leaf_parser, unknown_arguments
 from warmstart.errors import WarmstartError
 from warmstart.train.signals import Stopped
@@ -70,23 +70,29 @@ def _run(args) -> int:
     except Stopped as e:  # SIGTERM/SIGINT: checkpoint written; 128 + signal number (train/signals.py)
         print(e, file=sys.stderr)
         return e.exit_code
-    except OSError as e:
-        if not disk_full(e):
-            raise
-        print(f"error: {disk_full_error(e.filename or 'a file')}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:  # torchrun: another process died or hung (train/distributed.py)
-        from warmstart.train.distributed import failure
-
-        lost = failure(e)
-        if lost is None:
-            raise
-        print(f"error: {lost}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 - every error ends in one line (cli/guard.py)
+        return _one_line(e, getattr(args, "command", "") or "")
     return 0
+
+
+def _one_line(e: Exception, command: str) -> int:
+    """A full disk, a lost torchrun peer or a known input problem: one line, exit 2; a bug: one line and the
+    traceback in a log file, exit 1."""
+    from warmstart.train.distributed import failure
+
+    if isinstance(e, OSError) and disk_full(e):
+        print(f"error: {disk_full_error(e.filename or 'a file')}", file=sys.stderr)
+        return 2
+    lost = failure(e) if isinstance(e, RuntimeError) else None  # torchrun: another process died or hung
+    line = str(lost) if lost is not None else guard.known(e)
+    if line is not None:
+        print(f"error: {line}", file=sys.stderr)
+        return 2
+    print(f"error: {guard.unexpected(e, command)}", file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
