@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 import typing
@@ -82,14 +83,25 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if tp is bool and isinstance(value, bool):
         return value
     if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):  # inf/nan would break the weights at the first update
+            raise WarmstartError(
+                f"config key '{key}' must be a finite number, got {value!r}", "give a number"
+            )
         return float(value)
     if tp is int and isinstance(value, int) and not isinstance(value, bool):
         return value
     if tp is str and isinstance(value, str | int | float) and not isinstance(value, bool):
         return str(value)
     raise WarmstartError(
-        f"config key '{key}' expects {_type_name(tp)}, got {value!r}", f"set it like {key}=<{_type_name(tp)}>"
+        f"config key '{key}' expects {_type_name(tp)}, got {short(value)}",
+        f"set it like {key}=<{_type_name(tp)}>",
     )
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A value as an error line quotes it: its repr, cut after ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
 
 
 def _scalar(text: str):
@@ -171,13 +183,16 @@ def from_dict(cls: type, data: dict | None, prefix: str = "", root: type | None 
         tp, value = hints[f.name], data[f.name]
         if dataclasses.is_dataclass(tp):
             if not isinstance(value, dict):
-                raise WarmstartError(f"config section '{prefix}{f.name}' must be a mapping, got {value!r}")
+                raise WarmstartError(
+                    f"config section '{prefix}{f.name}' must be a mapping, got {short(value)}"
+                )
             kwargs[f.name] = from_dict(tp, value, f"{prefix}{f.name}.", root)
         else:
             kwargs[f.name] = value = _coerce(value, tp, prefix + f.name)
             if FRACTION.search(f.name) and isinstance(value, float) and not 0 <= value <= 1:
                 raise WarmstartError(
-                    f"config key '{prefix}{f.name}' is a fraction, got {value!r}", "use a value from 0 to 1"
+                    f"config key '{prefix}{f.name}' is a fraction, got {short(value)}",
+                    "use a value from 0 to 1",
                 )
     return cls(**kwargs)
 
