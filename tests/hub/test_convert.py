@@ -15,6 +15,7 @@ from tests.helpers.hub import hf_dir, load_unit
 from tests.helpers.models import encoder_decoder_inputs, real_ids
 from warmstart.checkpoints.load import load_encoder, load_generator
 from warmstart.cli.main import main
+from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate
 from warmstart.hub.convert import export_hf, import_hf
 from warmstart.tokenization.tokenizer import Tokenizer
@@ -409,3 +410,24 @@ def test_an_existing_output_is_kept_unless_overwrite(capsys, bert_src, tmp_path)
     assert (out / "model.safetensors").is_file() and not (out / "keep.txt").exists()
     code, _, err = run(capsys, "import", bert_src, "--out", bert_src, "--overwrite")
     assert_one_line_error(code, err, "would replace the model it reads")
+
+
+@pytest.mark.parametrize(
+    "weight_map, needle",
+    [
+        ({"bert.embeddings.word_embeddings.weight": "/etc/passwd"}, "outside its directory"),
+        ({"bert.embeddings.word_embeddings.weight": "../model.safetensors"}, "outside its directory"),
+        ({}, "has no weight_map"),
+        (None, "has no weight_map"),
+    ],
+)
+def test_a_sharded_index_cannot_reach_outside_its_directory(weight_map, needle, small_tokenizer, tmp_path):
+    """Loading is confined to what was named (issue 22): the index is checked before any shard is opened."""
+    tok = Tokenizer.load(small_tokenizer)
+    src = hf_dir(tmp_path / "hf", tiny_bert(tok.vocab_size, tok.pad_id), small_tokenizer)
+    (src / "model.safetensors").rename(tmp_path / "model.safetensors")  # a real file one level up
+    index = {"metadata": {}} if weight_map is None else {"metadata": {}, "weight_map": weight_map}
+    (src / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(WarmstartError, match=needle):
+        import_hf(src, tmp_path / "ws")
+    assert not (tmp_path / "ws").exists()

@@ -92,7 +92,7 @@ def read_state(src: Path) -> dict:
             return load(src / name)
         index = src / f"{name}.index.json"
         if index.is_file():
-            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            shards = _index_shards(index)
             lost = [s for s in shards if not (src / s).is_file()]
             refuse(bool(lost), f"{index} names missing shards: {', '.join(lost[:3])}", "download all shards")
             return {k: v for s in shards for k, v in load(src / s).items()}
@@ -100,6 +100,25 @@ def read_state(src: Path) -> dict:
         f"no weights in {src} (model.safetensors, model.safetensors.index.json or pytorch_model.bin)",
         "pass the directory transformers' save_pretrained wrote",
     )
+
+
+def _index_shards(index: Path) -> list[str]:
+    """The shard files a sharded checkpoint's index names; each must be a plain file name inside the
+    checkpoint directory (an index naming /etc/passwd or ../x is refused, never opened)."""
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise WarmstartError(
+            f"{index} is not valid JSON ({exc})", "pass the directory save_pretrained wrote"
+        ) from None
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    refuse(not isinstance(weight_map, dict) or not weight_map, f"{index} has no weight_map",
+           "pass the directory save_pretrained wrote")  # fmt: skip
+    shards = sorted({str(v) for v in weight_map.values()})
+    outside = [s for s in shards if Path(s).name != s or s in (".", "..")]
+    refuse(bool(outside), f"{index} names shard files outside its directory: {', '.join(outside[:3])[:160]}",
+           "use an index whose shards are file names in the checkpoint directory")  # fmt: skip
+    return shards
 
 
 def _load_bin(path: Path) -> dict:
