@@ -36,11 +36,7 @@ OBJECTIVES = {
     "denoising": Denoising,
 }
 # a family's own objective: the first registered objective that trains it (objectives declare ``families``)
-DEFAULT_OBJECTIVE = {
-    f: next(name for name, unit in OBJECTIVES.items() if f in unit.families)
-    for f in MODELS
-    if any(f in unit.families for unit in OBJECTIVES.values())
-}
+DEFAULT_OBJECTIVE = {f: name for name, unit in reversed(OBJECTIVES.items()) for f in unit.families}
 TASKS = {
     t.name: t
     for t in (

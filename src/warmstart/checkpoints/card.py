@@ -53,10 +53,11 @@ class RunCard:
         block = {k: getattr(self, k) for k in KEYS if getattr(self, k) is not None}
         block.update(self.sections)
         out = {**config_json, "warmstart": block}
-        for key in ("id2label", "label2id", "num_labels"):
-            if self.task is not None:
-                out.pop(key, None)
-        if self.task is not None and self.labels:
+        if self.task is None:
+            return out
+        for key in ("id2label", "label2id", "num_labels"):  # a finetuned model's map is its labels, or none
+            out.pop(key, None)
+        if self.labels:
             out["id2label"] = dict(enumerate(self.labels))
             out["label2id"] = {name: i for i, name in enumerate(self.labels)}
             out["num_labels"] = len(self.labels)
@@ -66,10 +67,6 @@ class RunCard:
 def _id2label(config_json: dict) -> list[str]:
     mapping = config_json.get("id2label") or {}
     return [mapping[k] for k in sorted(mapping, key=int)]
-
-
-def read_card(config_json: dict) -> RunCard:
-    return RunCard.read(config_json)
 
 
 def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:

@@ -12,13 +12,7 @@ import traceback
 from pathlib import Path
 
 from warmstart.paths import cache_dir
-
-SHORT = 160  # an error line quotes at most this much of a message
-
-
-def _first_line(exc: BaseException) -> str:
-    text = (str(exc).strip().splitlines() or [""])[0]
-    return text[:SHORT] + ("..." if len(text) > SHORT else "")
+from warmstart.train.distributed import first_line
 
 
 def known(exc: BaseException) -> str | None:
@@ -33,7 +27,7 @@ def known(exc: BaseException) -> str | None:
     if isinstance(exc, MemoryError):
         return "not enough memory for this input; use a smaller input or batch, or a machine with more memory"
     if isinstance(exc, UnicodeError):
-        return f"the text holds characters that cannot be encoded ({_first_line(exc)}); fix or drop them"
+        return f"the text holds characters that cannot be encoded ({first_line(exc)}); fix or drop them"
     return None
 
 
@@ -59,6 +53,6 @@ def unexpected(exc: BaseException, command: str) -> str:
     except OSError:
         pass
     return (
-        f"warmstart {command} failed unexpectedly ({type(exc).__name__}: {_first_line(exc)}); this is a bug "
+        f"warmstart {command} failed unexpectedly ({type(exc).__name__}: {first_line(exc)}); this is a bug "
         f"in warmstart: the traceback is in {path}; please report it with that file"
     )

@@ -193,10 +193,6 @@ def _electra_head(kind: str, hf: dict) -> bool:
     return summary == SUMMARY and not hf.get("summary_proj_to_labels")
 
 
-def _any(kind: str, hf: dict) -> bool:
-    return True
-
-
 HEAD_CHECKS = {"electra": _electra_head}  # families whose heads warmstart has only in part
 
 
@@ -207,7 +203,8 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
     true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
     kind = next((k for k, suffix in TASK_CLASSES.items() if arch.endswith(suffix)), None)
-    if kind is None or family(fam.arch).model.generates or not HEAD_CHECKS.get(name, _any)(kind, hf):
+    check = HEAD_CHECKS.get(name)
+    if kind is None or family(fam.arch).model.generates or (check is not None and not check(kind, hf)):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
     heads = _head_names(name, kind)
     lost = [theirs for _, theirs in heads if theirs not in state]

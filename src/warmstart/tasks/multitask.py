@@ -33,8 +33,8 @@ import torch
 
 from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
-from warmstart.data.dataset import DataOptions
 from warmstart.data.mixing import MixedBatches, check_mixing, mixing_rates
+from warmstart.data.options import SPLITS, data_options
 from warmstart.data.to_text import parse_label_words, to_text
 from warmstart.errors import WarmstartError
 from warmstart.objectives.lm_loss import token_loss, with_perplexity
@@ -43,7 +43,6 @@ from warmstart.tasks.qa_decode import exact_match_score, f1_score
 from warmstart.tasks.text_metrics import text_stats, with_bleu
 from warmstart.tasks.text_to_text import TextPairs, TextToTextTask, TextToTextUnit
 
-SPLITS = ("train", "validation", "test")
 # dataset kind -> how its generated outputs are scored
 SCORING = {"labeled": "label", "choice": "label", "qa": "answer", "seq2seq": "text"}
 
@@ -115,13 +114,7 @@ def read_multitask(cfg, task: MultitaskTask) -> tuple[dict[str, list[dict]], str
         )
     specs = parse_tasks(mc.tasks)
     words = parse_label_words(mc.label_words)
-    options = DataOptions(
-        text_column=d.text_column,
-        text_pair_column=d.text_pair_column,
-        label_column=d.label_column,
-        target_column=d.target_column,
-        split_seed=d.split_seed,
-    )
+    options = data_options(d, "seq2seq")
     records: dict[str, list[dict]] = {s: [] for s in SPLITS}
     names, sizes = [], []
     for dataset, given in specs:

@@ -70,7 +70,7 @@ def init(device: str, timeout: float) -> None:
         dist.init_process_group(backend, timeout=timedelta(seconds=timeout), device_id=here)
     except (RuntimeError, ValueError) as exc:
         raise WarmstartError(
-            f"could not join the other torchrun processes ({_first_line(exc)})",
+            f"could not join the other torchrun processes ({first_line(exc)})",
             "check torchrun's --nnodes/--node_rank/--master_addr/--master_port (or --rdzv_endpoint)",
         ) from None
     atexit.register(_close)
@@ -293,7 +293,7 @@ def on_main(fn, fallback=None):
             result = fn()
         except BaseException as exc:  # told to the others, then raised
             error = exc
-            box = [(exc.problem, exc.fix) if isinstance(exc, WarmstartError) else (_first_line(exc), None)]
+            box = [(exc.problem, exc.fix) if isinstance(exc, WarmstartError) else (first_line(exc), None)]
     dist.broadcast_object_list(box, 0)
     if error is not None:
         raise error
@@ -335,13 +335,13 @@ def failure(exc: BaseException, resume: str | None = None) -> WarmstartError | N
         return None
     then = f"continue with: {resume}" if resume else "then continue the run with --resume"
     return WarmstartError(
-        f"process {rank()} of {world()} lost contact with the others ({_first_line(exc)})",
+        f"process {rank()} of {world()} lost contact with the others ({first_line(exc)})",
         "another process failed, was killed or hung longer than train.dist_timeout: see its own error; "
         + then,
     )
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     """The first line of an error, without a [file.cc:123] prefix, at most 160 characters."""
     lines = str(exc).strip().splitlines() or [type(exc).__name__]
     text = re.sub(r"^\[[^\]]*\]\s*", "", lines[0]).split(". This is typically")[0]
