@@ -11,3 +11,12 @@ class WarmstartError(Exception):
         self.problem = problem
         self.fix = fix
         super().__init__(f"{problem}; {fix}" if fix else problem)
+
+
+class Stopped(Exception):
+    """Work stopped by a signal (SIGTERM, SIGINT, SIGHUP) after leaving its files in order (a run: after its
+    checkpoint); the CLI prints the message and exits with ``exit_code``, 128 + the signal number."""
+
+    def __init__(self, signum: int, message: str):
+        super().__init__(message)
+        self.signum, self.exit_code = signum, 128 + signum

@@ -131,7 +131,7 @@ CASES = [
     case("data-squad-not-json", "data show {tmp}/d.json", "not valid JSON", files={"d.json": "{squad"}),
     case("data-hf-offline", "data show hf:imdb", "hf:imdb", env={"HF_HUB_OFFLINE": "1"}),
     # pretrain: config typos and out-of-range values
-    case("pt-negative-lr", "pretrain --shards {shards} --out {tmp}/r --lr -1", "train.lr must be 0 or more"),
+    case("pt-negative-lr", "pretrain --shards {shards} --out {tmp}/r --lr -1", "train.lr must be in [0, 1]"),
     case("pt-zero-batch", "pretrain --shards {shards} --out {tmp}/r --batch-size 0", "train.batch_size"),
     case("pt-negative-steps", "pretrain --shards {shards} --out {tmp}/r --steps -3", "train.steps"),
     case("pt-dropout-above-one", "pretrain --shards {shards} --out {tmp}/r model.hidden_dropout_prob=2",

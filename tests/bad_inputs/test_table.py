@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.cases import CASES
+from tests.bad_inputs.faults import FAULTS
 from warmstart.cli.main import main
 
 PROGRESS = re.compile(r"\[\d\d:\d\d")  # a tqdm bar ("tokenizing train: 0.00B [00:00, ?B/s]") is no message
@@ -66,7 +67,7 @@ def error_line(code: int, err: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES + FAULTS, ids=[c.id for c in CASES + FAULTS])
 def test_bad_input(case, fx, tmp_path, capsys, monkeypatch):
     tmp = tmp_path / "case"
     tmp.mkdir()
@@ -89,7 +90,8 @@ def test_bad_input(case, fx, tmp_path, capsys, monkeypatch):
 
 
 def test_the_table_is_large_and_its_ids_distinct():
-    assert len(CASES) >= 40 and len({c.id for c in CASES}) == len(CASES)
+    assert len(CASES) >= 40 and len({c.id for c in CASES + FAULTS}) == len(CASES + FAULTS)
+    assert len(FAULTS) >= 20
     assert sum(c.proc for c in CASES) >= 3  # some rows go through the real script and exit status
 
 

@@ -2,12 +2,14 @@
 
 import json
 
+import pytest
 import torch
 import yaml
 from safetensors.torch import load_file
 
 from tests.helpers.cli import assert_one_line_error, run
 from warmstart.commands.pretrain import pretrain
+from warmstart.errors import WarmstartError
 
 SHORT = ["train.batch_size=8", "train.eval_every=0", "train.eval_batches=2", "train.progress=false"]
 
@@ -32,9 +34,11 @@ def test_tapt_continues_from_the_weights_on_a_labeled_datasets_text(tiny_pretrai
     assert (out / "final" / "tokenizer.json").read_text() == (
         tiny_pretrained / "final" / "tokenizer.json"
     ).read_text()
-    # the run resumes like any other: the tokenizer and shape come from its own saved config
-    resumed = pretrain(resume=str(out), flags={"train": {"steps": 4}})
-    assert resumed["step"] == 4
+    # the run resumes like any other: the tokenizer and shape come from its own saved config, and a resume
+    # is the same run (more steps would change its schedule: refused)
+    assert pretrain(resume=str(out))["step"] == 3
+    with pytest.raises(WarmstartError, match=r"train.steps \(was 3, now 4\)"):
+        pretrain(resume=str(out), flags={"train": {"steps": 4}})
 
 
 def test_another_objective_starts_its_heads_fresh(tiny_pretrained, small_shards, tmp_path):

@@ -7,15 +7,12 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
+from tests.helpers.runs import Interrupt
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.cli.main import main
 from warmstart.commands.finetune import finetune
 
 FAST = ["train.progress=false", "task.max_length=48", "train.batch_size=16", "evals_per_epoch=2"]
-
-
-class Interrupt(Exception):
-    pass
 
 
 def args(init, data, out, *extra):

@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from tests.helpers.runs import Interrupt
 from tests.helpers.shapes import TINY_MODEL
 from warmstart.checkpoints.load import load_encoder
 from warmstart.cli.main import main
@@ -101,10 +102,6 @@ def test_pretrain_cli_on_cuda_bf16_learns_saves_and_reloads_on_cpu(small_shards,
     on_gpu = evaluate(gpu, batches, torch.device("cuda"))
     assert on_gpu["loss"] == pytest.approx(on_cpu["loss"], rel=1e-4)
     assert val[-1]["loss"] == pytest.approx(on_cpu["loss"], rel=2e-2)
-
-
-class Interrupt(Exception):
-    pass
 
 
 def resume_args(shards, out):

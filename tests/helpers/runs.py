@@ -168,3 +168,17 @@ def study_args(run, out, *extra):
         "study", str(run), "--data", "rotten-tomatoes", "--out", str(out), "--fractions", "0.1,1",
         "--seeds", "1,2", "--epochs", "1", "--min-steps", "0", *STUDY_FAST, *extra,
     ]  # fmt: skip
+
+
+class Interrupt(Exception):
+    """Raised by ``stop_at``'s hook: the run dies there as a kill would leave it (after its checkpoints)."""
+
+
+def stop_at(step_to_die: int):
+    """A fit hook that raises Interrupt after step ``step_to_die``."""
+
+    def hook(step, loss):
+        if step == step_to_die:
+            raise Interrupt
+
+    return hook

@@ -103,3 +103,35 @@ def api():
         return TestClient(create_app(models[str(run)], Limits(**limits), run.name))
 
     return client
+
+
+@pytest.fixture(scope="session")
+def running():
+    """``with running(app, limits) as port``: ``app`` served by the real server of `warmstart serve`
+    (serve.run.make_server: uvicorn and its connection guard) in a thread, on a free port of 127.0.0.1."""
+    import contextlib
+    import threading
+    import time
+
+    from warmstart.serve.run import bind, make_server
+
+    @contextlib.contextmanager
+    def serving(app, limits):
+        sock = bind("127.0.0.1", 0)
+        server = make_server(app, limits)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            server.should_exit = True
+            thread.join(5)
+            server.force_exit = True
+            thread.join(5)
+            sock.close()
+
+    return serving

@@ -149,3 +149,33 @@ def test_pretraining_with_nan_on_steps_3_and_5_stops_past_the_limit(
         f"stopped, last good checkpoint {out / 'checkpoints' / 'step-00000004'};"
     ), err
     assert [r["step"] for r in read_metrics(out, "bad_step")] == [3, 5]  # the stopping one logged too
+
+
+def test_weights_broken_by_an_update_are_never_written(tmp_path):
+    """An update that leaves a weight infinite (here forced right after step 3's update and its hooks):
+    the next step's loss is NaN, and skipping cannot mend the weights, so the run stops at once, naming
+    the last good checkpoint, and neither a checkpoint nor RUN/final holds the broken weights."""
+
+    unit = Toy()
+
+    def poison(step, loss):
+        if step == 3:
+            with torch.no_grad():
+                unit.w.weight[0, 0] = float("inf")
+
+    cfg = TrainConfig(**{**BASE, "eval_at_start": False})
+    with pytest.raises(WarmstartError) as err:
+        fit(unit, Data(), [Data().batch(100)], cfg, Checkpointer(tmp_path, {}), hooks=[poison])
+    line = str(err.value)
+    assert "no longer finite at step 4" in line and "w.weight" in line and "step-00000002" in line
+    steps = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
+    assert steps == ["step-00000002"] and not (tmp_path / "final").exists()
+    assert all(
+        torch.isfinite(t).all()
+        for t in load_file(str(tmp_path / "checkpoints" / steps[0] / "model.safetensors")).values()
+    )
+
+
+def test_a_learning_rate_above_one_is_refused():
+    with pytest.raises(WarmstartError, match=r"train.lr must be in \[0, 1\]"):
+        TrainConfig(lr=10.0)

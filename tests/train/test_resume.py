@@ -5,22 +5,10 @@ import json
 import pytest
 from safetensors.torch import load_file
 
-from tests.helpers.runs import run_args
+from tests.helpers.runs import Interrupt, run_args, stop_at
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.packing import PackedWindows
 from warmstart.data.shards import TokenShards
-
-
-class Interrupt(Exception):
-    pass
-
-
-def stop_at(step_to_die: int):
-    def hook(step, loss):
-        if step == step_to_die:
-            raise Interrupt
-
-    return hook
 
 
 def losses(run_dir):

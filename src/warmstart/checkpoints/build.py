@@ -13,6 +13,7 @@ from warmstart.config import opt
 from warmstart.data.corpus import DataConfig
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
+from warmstart.nn.sizing import build_within_memory
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import TrainConfig
@@ -159,8 +160,14 @@ def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     import torch
 
-    torch.manual_seed(cfg.train.seed)
-    return unit_cls(model_cls(cfg.model), *sections(cfg, unit_cls))
+    def build():  # seeded here: the real build draws the same weights whatever the sizing check did
+        torch.manual_seed(cfg.train.seed)
+        return unit_cls(model_cls(cfg.model), *sections(cfg, unit_cls))
+
+    fix = (
+        "lower the model's sizes (model.hidden_size, model.num_hidden_layers, ...; vocab_size: the tokenizer)"
+    )
+    return build_within_memory(build, "the run's model settings", fix)
 
 
 def sections(cfg: PretrainConfig, unit_cls) -> list:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
+from warmstart.nn.sizing import build_within_memory, check_shapes
 from warmstart.registry import MODELS, TASKS, family_of, lookup
 from warmstart.tasks.base import TaskConfig
 from warmstart.tokenization.tokenizer import Tokenizer
@@ -63,7 +64,7 @@ def load_encoder(path: str | Path, random_init: bool = False):
     d = resolve_checkpoint(path)
     config_json = read_config(d)
     cfg, model_cls = model_config(config_json)
-    encoder = model_cls(cfg)
+    encoder = _build(lambda: model_cls(cfg), d, weights=not random_init)
     tokenizer = Tokenizer.load(d)
     if tokenizer.vocab_size != cfg.vocab_size:
         raise WarmstartError(
@@ -83,6 +84,14 @@ def load_encoder(path: str | Path, random_init: bool = False):
     return encoder, tokenizer, config_json
 
 
+def _build(build, d: Path, weights: bool = True):
+    """``build()`` once its sizes are checked against the weights in ``d`` and against free memory."""
+    source = str(d / "config.json")
+    if weights:
+        check_shapes(build, d / "model.safetensors", source)
+    return build_within_memory(build, source, f"check the sizes in {source} (vocab_size, hidden_size, ...)")
+
+
 def backbone(unit):
     """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
     return unit.model if hasattr(unit, "model") else unit.encoder
@@ -99,7 +108,7 @@ def load_generator(path: str | Path):
             f"{d} holds a {config_json.get('model_type', 'bert')} encoder, which does not generate text",
             "pass a gpt2, t5 or bart run (`warmstart pretrain --preset gpt2-mini ...`)",
         )
-    model = model_cls(cfg)
+    model = _build(lambda: model_cls(cfg), d)
     state = read_tensors(d / "model.safetensors")
     own = {k[len("model.") :]: v for k, v in state.items() if k.startswith("model.")}
     missing, _ = model.load_state_dict(own, strict=False)
@@ -129,7 +138,7 @@ def load_finetuned(path: str | Path):
     labels = card.labels
     tokenizer = Tokenizer.load(d)
     task.bind(tokenizer, config_json, family_of(config_json))
-    unit = task.build(model_cls(cfg), labels)
+    unit = _build(lambda: task.build(model_cls(cfg), labels), d)
     state = read_tensors(d / "model.safetensors")
     missing, unexpected = unit.load_state_dict(state, strict=False)
     if missing or unexpected:

@@ -142,9 +142,11 @@ def data_options(a) -> object:
 
 
 def open_input(path: str):
+    """The lines of an input file, as data/ reads text: a byte-order mark dropped, each line bounded."""
+    from warmstart.data.lines import Lines
     from warmstart.data.readers import check_text
 
     if not Path(path).is_file():
         raise WarmstartError(f"no such input file: {path}", "pass an existing file, or - for stdin")
     check_text(Path(path))
-    return open(path, encoding="utf-8", errors="replace")
+    return Lines(path)

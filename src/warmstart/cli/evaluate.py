@@ -33,23 +33,19 @@ def _predict(a):
 
     source = sys.stdin if a.input in (None, "-") else open_input(a.input)
     lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
-    try:
-        if a.out in (None, "-"):
-            sys.stdout.writelines(lines)
-            return
-        count = 0
+    if a.out in (None, "-"):
+        sys.stdout.writelines(lines)
+        return
+    count = 0
 
-        def write(fh):  # the file appears only when every prediction is in it: an error keeps the old one
-            nonlocal count
-            for line in lines:
-                fh.write(line)
-                count += 1
+    def write(fh):  # the file appears only when every prediction is in it: an error keeps the old one
+        nonlocal count
+        for line in lines:
+            fh.write(line)
+            count += 1
 
-        write_atomic(a.out, write, text=True)
-        print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
-    finally:
-        if source is not sys.stdin:
-            source.close()
+    write_atomic(a.out, write, text=True)
+    print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
 
 
 def add_evaluate(sub) -> None:

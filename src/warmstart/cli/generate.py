@@ -55,7 +55,7 @@ def _generate(a):
     prompts = list(a.prompt or [])
     if a.file:
         with sys.stdin if a.file == "-" else open_input(a.file) as fh:
-            prompts += [line for line in fh.read().splitlines() if line.strip()]
+            prompts += [line.rstrip("\r\n") for line in fh if line.strip()]
     run_generate(a.run, prompts, cfg, show_special=a.show_special)
 
 

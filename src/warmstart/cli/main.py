@@ -14,8 +14,7 @@ import warnings
 from warmstart.atomic import disk_full, disk_full_error
 from warmstart.cli import data, evaluate, features, generate, guard, hub, serve, study, train, word2vec
 from warmstart.cli.common import Parser, leaf_parser, unknown_arguments
-from warmstart.errors import WarmstartError
-from warmstart.train.signals import Stopped
+from warmstart.errors import Stopped, WarmstartError
 
 COMMANDS = [  # in the order `warmstart --help` lists them
     data.add_data,

@@ -9,7 +9,14 @@ def _serve(a):
     from warmstart.serve.limits import Limits
     from warmstart.serve.run import serve
 
-    limits = Limits(max_chars=a.max_chars, max_new_tokens=a.max_new_tokens, timeout=a.timeout)
+    limits = Limits(
+        max_chars=a.max_chars,
+        max_new_tokens=a.max_new_tokens,
+        timeout=a.timeout,
+        header_timeout=a.header_timeout,
+        keep_alive=a.keep_alive,
+        max_per_client=a.max_per_client,
+    )
     serve(a.run, a.host, a.port, limits)
 
 
@@ -38,4 +45,19 @@ def add_serve(sub) -> None:
     sv.add_argument("--max-chars", type=_positive(int), default=2000, help="most characters in a request")
     sv.add_argument("--max-new-tokens", type=_positive(int), default=200, help="generation: most new tokens")
     sv.add_argument("--timeout", type=_positive(float), default=30.0, help="seconds a request may run")
+    sv.add_argument(
+        "--header-timeout",
+        type=_positive(float),
+        default=5.0,
+        help="seconds a client may take to send headers",
+    )
+    sv.add_argument(
+        "--keep-alive", type=_positive(float), default=5.0, help="seconds an idle connection stays open"
+    )
+    sv.add_argument(
+        "--max-per-client",
+        type=_positive(int),
+        default=8,
+        help="connections one client address may hold open (its idle ones give way first)",
+    )
     sv.set_defaults(func=_serve)

@@ -8,7 +8,9 @@ run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median and s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import json
 import math
 import statistics
@@ -34,7 +36,8 @@ from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
 from warmstart.train.loop import TrainConfig, evaluate, pick_device
-from warmstart.train.rundir import abandon, open_run_dir, save_config, saved_config
+from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
+from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
 from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
 
 
@@ -113,10 +116,9 @@ def finetune(
     hooks=(),
 ) -> dict:
     """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
-    if resume:
-        explicit = C.layered(saved=saved_config(resume), flags=flags, overrides=overrides)
-        explicit["out"] = str(resume)
-        cfg = C.from_dict(FinetuneConfig, explicit)
+    if resume:  # the same run: flags that would change it are refused
+        check = functools.partial(C.from_dict, FinetuneConfig)
+        cfg = C.from_dict(FinetuneConfig, resumed_settings(resume, flags, overrides, check))
     else:
         cfg = resolve(config_file, flags or {}, list(overrides))
     if not cfg.init:
@@ -134,6 +136,9 @@ def finetune(
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
     task.bind(tokenizer, config_json, family_of(config_json))
     records, dataset_name = task.read_splits(cfg)
+    fingerprint = records_fingerprint(records)
+    if resume:  # ... and so is data that is not what the run started on
+        check_fingerprint(Path(resume), fingerprint)
     labels = task.labels(records["train"])
     counts = label_counts(records["train"])
     apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
@@ -147,9 +152,21 @@ def finetune(
         root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
         if not resume and ddp.is_main():
             save_config(root, C.to_dict(cfg))
+            write_fingerprint(root, fingerprint)
         return root
 
     root = ddp.main_first(start)
+    with hold(root) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run at a time
+        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts)
+    out = {"runs": results, "run_dir": str(root)}
+    seeds = list(results)
+    if len(seeds) > 1 and ddp.is_main():
+        out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
+    return out
+
+
+def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts) -> dict:
+    """Train (or, resuming, finish) every seed's run under ``root``; {seed: result}."""
     seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
     results = {}
     try:
@@ -171,10 +188,7 @@ def finetune(
     except BaseException:
         abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
-    out = {"runs": results, "run_dir": str(root)}
-    if len(seeds) > 1 and ddp.is_main():
-        out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
-    return out
+    return results
 
 
 def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 from pathlib import Path
@@ -33,7 +34,8 @@ from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
-from warmstart.train.rundir import abandon, open_run_dir, save_config, saved_config
+from warmstart.train.resume import check_fingerprint, resumed_settings, shards_fingerprint, write_fingerprint
+from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
@@ -73,9 +75,8 @@ def pretrain(
     hooks=(),
 ) -> dict:
     flags = flags or {}
-    if resume:
-        explicit = C.layered(saved=saved_config(resume), flags=flags, overrides=overrides)
-        explicit["out"] = str(resume)
+    if resume:  # the same run: flags that would change it are refused
+        explicit = resumed_settings(resume, flags, overrides, lambda e: C.from_dict(config_class(e), e))
         resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
     else:
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
@@ -104,7 +105,12 @@ def pretrain(
         try:
             if not resume and main:
                 save_config(run_dir, C.to_dict(cfg))
-            train, evals, unit = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
+            train, evals, unit, used = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
+            fingerprint = shards_fingerprint(used) if main else None
+            if resume and main:  # ... and so are shards that are not what the run started on
+                check_fingerprint(run_dir, fingerprint)
+            elif main:
+                write_fingerprint(run_dir, fingerprint)
             if init is not None:
                 _continue(unit, init, run_dir)
             if vectors is not None:
@@ -119,9 +125,10 @@ def pretrain(
     run_dir, train, evals, unit = ddp.main_first(start)
     ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
     try:
-        result = fit(
-            unit, train, evals, cfg.train, ckpt, bool(resume), hooks, desc="pretrain", command="pretrain"
-        )
+        with hold(run_dir) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run
+            result = fit(
+                unit, train, evals, cfg.train, ckpt, bool(resume), hooks, desc="pretrain", command="pretrain"
+            )
     except BaseException:
         abandon(run_dir)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
@@ -141,7 +148,7 @@ def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, u
     val_shards = TokenShards.open(shards_dir, "validation")
     val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)
     evals = FixedWindowBatches(val_windows, batch, cfg.train.eval_batches, cfg.train.seed, val_collate)
-    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer)
+    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer), shards_dir
 
 
 def _open_init(cfg: PretrainConfig, explicit: dict):

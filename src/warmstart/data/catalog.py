@@ -104,7 +104,11 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
 
 def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
     """A CSV/TSV/JSONL/Parquet file of (text, target) pairs for text-to-text finetuning."""
-    kwargs = {"text_column": options.text_column, "label_column": options.target_column}
+    kwargs = {
+        "text_column": options.text_column,
+        "label_column": options.target_column,
+        "canonical_labels": False,
+    }
     readers.read_file(path, **kwargs)  # checks the columns now
 
     def read():

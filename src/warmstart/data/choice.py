@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from warmstart.data import readers
+from warmstart.data.labels import LabelCheck
+from warmstart.data.lines import Lines
 from warmstart.errors import WarmstartError
 
 ENDING = re.compile(r"^ending(\d+)$")
@@ -25,7 +27,7 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
     """(row dict, where) for every row of a jsonl/csv/tsv/parquet file, keeping non-string values."""
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        for number, line in enumerate(readers._Lines(path), 1):
+        for number, line in enumerate(Lines(path), 1):
             if line.strip():
                 yield readers._json_object(line, path, number), f"line {number}"
     elif suffix == ".parquet":
@@ -35,7 +37,7 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
                 n += 1
                 yield row, f"row {n}"
     else:
-        rows = readers._csv_rows(iter(readers._Lines(path)), suffix, path)
+        rows = readers._csv_rows(iter(Lines(path)), suffix, path)
         _, header = next(rows, (0, []))
         for number, values in rows:
             if values:
@@ -45,8 +47,9 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
 def read_choice_file(
     path: str | Path, text_column: str = "text", label_column: str = "label"
 ) -> Iterator[dict]:
-    """Choice records ``{"text": context, "choices": [...], "label": "index"}``."""
+    """Choice records ``{"text": context, "choices": [...], "label": "index"}`` (a label 1.0 is "1")."""
     path = Path(path)
+    labels = LabelCheck(path)
     for row, where in _rows(path):
         if "choices" in row:
             context = row.get(text_column, row.get("context"))
@@ -70,4 +73,5 @@ def read_choice_file(
             raise WarmstartError(
                 f"{where} of {path} has no '{label_column}'", "give the index of the right choice"
             )
-        yield {"text": str(context), "choices": [str(c) for c in choices], "label": str(label).strip()}
+        label = labels.label(label, where)
+        yield {"text": str(context), "choices": [str(c) for c in choices], "label": label}

@@ -3,6 +3,10 @@
 The first column is the word and the LAST column its tag (the middle columns, POS and chunk tags in
 CoNLL-2003, are ignored). A ``-DOCSTART-`` line starts a new document and is dropped; records read after
 one carry ``"doc"``, the document's index (0, 1, ...), so splits can keep a document together.
+
+Lines are read as ``data/lines.py`` reads them: a leading UTF-8 BOM is dropped (so a first ``-DOCSTART-`` line
+still starts document 0), no line longer than ``MAX_LINE_BYTES`` is read whole (it is an error naming the
+line), and a line that is not UTF-8 is an error naming the line.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from warmstart.atomic import write_atomic
+from warmstart.data.lines import Lines
 from warmstart.errors import WarmstartError
 
 DOCSTART = "-DOCSTART-"
@@ -40,30 +45,25 @@ def _read(path: Path) -> Iterator[dict]:
     columns, doc = None, None
     tokens: list[str] = []
     tags: list[str] = []
-    with open(path, encoding="utf-8") as fh:
-        try:
-            for number, line in enumerate(fh, start=1):
-                fields = line.split()
-                if not fields or fields[0] == DOCSTART:
-                    if tokens:
-                        yield _record(tokens, tags, doc)
-                        tokens, tags = [], []
-                    if fields:
-                        doc = 0 if doc is None else doc + 1
-                    continue
-                if columns is None:
-                    columns = len(fields)
-                if len(fields) != columns or columns < 2:
-                    raise WarmstartError(
-                        f"{path}, line {number}: expected {max(columns, 2)} whitespace-separated columns "
-                        f"(word ... tag) but found {len(fields)}: {line.strip()[:80]!r}",
-                        "put one token per line with its tag in the last column, and a blank line "
-                        "between sentences",
-                    )
-                tokens.append(fields[0])
-                tags.append(fields[-1])
-        except UnicodeDecodeError as exc:
-            raise WarmstartError(f"{path} is not UTF-8 text ({exc.reason})", "save it as UTF-8") from None
+    for number, line in enumerate(Lines(path, strict=True), start=1):
+        fields = line.split()
+        if not fields or fields[0] == DOCSTART:
+            if tokens:
+                yield _record(tokens, tags, doc)
+                tokens, tags = [], []
+            if fields:
+                doc = 0 if doc is None else doc + 1
+            continue
+        if columns is None:
+            columns = len(fields)
+        if len(fields) != columns or columns < 2:
+            raise WarmstartError(
+                f"{path}, line {number}: expected {max(columns, 2)} whitespace-separated columns "
+                f"(word ... tag) but found {len(fields)}: {line.strip()[:80]!r}",
+                "put one token per line with its tag in the last column, and a blank line between sentences",
+            )
+        tokens.append(fields[0])
+        tags.append(fields[-1])
     if tokens:
         yield _record(tokens, tags, doc)
 

@@ -7,7 +7,18 @@ from collections.abc import Iterable, Iterator
 
 from warmstart.data import splits
 from warmstart.data.dataset import DataOptions, Dataset
+from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
+
+
+def _label(value, name: str) -> str:
+    """The class text of a label (``data/labels.py``: 1 and 1.0 are one class "1")."""
+    if not isinstance(value, str | int | float):
+        return str(value)
+    try:
+        return canonical_label(value)
+    except ValueError as exc:
+        raise WarmstartError(f"hf:{name}: {exc}", "pick a split or config whose labels are set") from None
 
 
 def hf_dataset(spec: str, options: DataOptions) -> Dataset:
@@ -51,7 +62,9 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
                 record["text_pair"] = str(row[options.text_pair_column])
             if labeled:
                 label = row[options.label_column]
-                record["label"] = str(to_name(label) if to_name and isinstance(label, int) else label)
+                record["label"] = _label(
+                    to_name(label) if to_name and isinstance(label, int) else label, name
+                )
             yield record
 
     seed = options.split_seed

@@ -4,10 +4,17 @@ Every reader yields dict records ``{"text": str}`` plus ``"text_pair"`` and ``"l
 those columns are asked for. Records with empty text are skipped. Memory stays flat: text files are read
 line by line, Parquet in record batches.
 
-Encoding: files are read as bytes and each line is decoded as UTF-8 (a leading BOM is dropped). A line that
-is not valid UTF-8 is decoded again with ``errors="replace"`` (bad bytes become U+FFFD) rather than failing a
-long run on one stray byte; the affected lines are counted and one ``UnicodeWarning`` at the end of the file
-names the count and the first line number, so the damage is visible without stopping the job.
+Encoding and size (``data/lines.py``): files are read as bytes, a line at a time and never more than
+``MAX_LINE_BYTES`` (1 MiB) of one, and each line is decoded as UTF-8 (a leading BOM is dropped). A longer
+line, or a CSV field or .txt paragraph (txt_mode=blank) longer than that, is an error naming the file, the
+line and the limit. A line that is not valid UTF-8 is decoded again with ``errors="replace"`` (bad bytes
+become U+FFFD) rather than failing a long run on one stray byte; the affected lines are counted and one
+``UnicodeWarning`` at the end of the file names the count and the first line number, so the damage is
+visible without stopping the job. JSON text with an unpaired surrogate (``"\\ud800"``: not Unicode) is
+refused with its line.
+
+Labels are class names in one spelling per class (``data/labels.py``): JSON ``1``, ``1.0`` and the text
+``"1"`` are all the class ``"1"``; ``true`` is ``"true"``; a file mixing booleans and numbers is refused.
 
 TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines). CSV is read
 strictly: an unclosed quote or text after a closing quote is an error naming the line, and so is a row with
@@ -17,45 +24,18 @@ more (non-empty) fields than the header. A text file with NUL bytes in its first
 
 import csv
 import json
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from warmstart.data import lines as line_io
+from warmstart.data.labels import LabelCheck
+from warmstart.data.lines import Lines, limit_text, refuse_surrogates, too_long
 from warmstart.errors import WarmstartError
 
 TABLE_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
 # read by their own modules: CoNLL tagging files (data/conll.py), SQuAD JSON (data/squad.py)
 SUPPORTED_EXTENSIONS = (*TABLE_EXTENSIONS, ".conll", ".json")
 TXT_MODES = ("line", "blank")
-
-
-class _Lines:
-    """The lines of a file decoded as UTF-8, with replacement and counting for undecodable lines."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.bad = 0
-        self.first_bad = 0
-
-    def __iter__(self) -> Iterator[str]:
-        with open(self.path, "rb") as fh:
-            for number, raw in enumerate(fh, 1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    line = raw.decode("utf-8", errors="replace")
-                    self.bad += 1
-                    self.first_bad = self.first_bad or number
-                yield line.removeprefix("\ufeff") if number == 1 else line
-
-    def warn(self) -> None:
-        if self.bad:
-            warnings.warn(
-                f"{self.path}: {self.bad} line(s) were not valid UTF-8 (first: line {self.first_bad}); "
-                "the bad bytes were replaced with U+FFFD",
-                UnicodeWarning,
-                stacklevel=3,
-            )
 
 
 def check_path(path: str | Path) -> Path:
@@ -97,14 +77,24 @@ def _parquet(path: Path):
 
 def _csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of each row; a quoting error is a WarmstartError naming the line."""
+    limit = line_io.MAX_LINE_BYTES
+    csv.field_size_limit(limit)  # a field (even one quoted over many lines) is at most a line
     if suffix == ".tsv":
         rows = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
     else:
         rows = csv.reader(lines, strict=True)
+    last = 0  # the line the previous row ended on
     try:
         for values in rows:
             yield rows.line_num, values
+            last = rows.line_num
     except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise WarmstartError(
+                f"line {last + 1} of {path} starts a field longer than the limit of {limit_text(limit)} "
+                f"(it runs past line {rows.line_num})",
+                'shorten that text, or close the quote (") opened there if the field should end sooner',
+            ) from None
         raise WarmstartError(
             f"bad CSV quoting on line {rows.line_num} of {path} ({exc})",
             'wrap a field holding a comma, quote or newline in double quotes and double its quotes ("")',
@@ -120,24 +110,26 @@ def file_columns(path: str | Path) -> list[str]:
     if suffix == ".parquet":
         return list(_parquet(path).schema_arrow.names)
     if suffix == ".jsonl":
-        for number, line in enumerate(_Lines(path), 1):
+        for number, line in enumerate(Lines(path), 1):
             if line.strip():
                 return list(_json_object(line, path, number))
         return []
-    return next((values for _, values in _csv_rows(iter(_Lines(path)), suffix, path)), [])
+    return next((values for _, values in _csv_rows(iter(Lines(path)), suffix, path)), [])
 
 
-def _json_object(line: str, path: Path, number: int) -> dict:
+def _json_object(line: str, path: Path | str, number: int) -> dict:
     try:
         obj = json.loads(line)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or an integer of more than 4,300 digits
         raise WarmstartError(
-            f"bad JSON on line {number} of {path}: {exc.msg}", "make every line one JSON object"
+            f"bad JSON on line {number} of {path}: {getattr(exc, 'msg', str(exc)[:80])}",
+            "make every line one JSON object",
         ) from None
     if not isinstance(obj, dict):
         raise WarmstartError(
             f"line {number} of {path} is not a JSON object", 'make every line an object like {"text": ...}'
         )
+    refuse_surrogates(obj, line, f"line {number} of {path}")
     return obj
 
 
@@ -150,8 +142,8 @@ def _check_columns(path: Path, available: list[str], wanted: list[str]) -> None:
             )
 
 
-def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
-    """A record from a row (dict column -> value); None if its text is empty."""
+def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck | None) -> dict | None:
+    """A record from a row (dict column -> value); None if its text is empty. ``labels``: canonical labels."""
     for column in columns.values():
         if column is not None and isinstance(row.get(column), list | dict):
             kind = type(row[column]).__name__
@@ -178,7 +170,10 @@ def _record(row: dict, columns: dict, path: Path, where: str) -> dict | None:
                 f"{where} of {path} has no value for column '{column}'",
                 "fill it in or remove that row",
             )
-        record[field] = str(value).strip() if field == "label" else str(value)
+        if field == "text_pair":
+            record[field] = str(value)
+        else:
+            record[field] = labels.label(value, where) if labels is not None else str(value).strip()
     return record
 
 
@@ -189,8 +184,12 @@ def read_file(
     text_pair_column: str | None = None,
     label_column: str | None = None,
     txt_mode: str = "line",
+    canonical_labels: bool = True,
 ) -> Iterator[dict]:
-    """Stream the records of a local file. Path, extension and columns are checked before this returns."""
+    """Stream the records of a local file. Path, extension and columns are checked before this returns.
+
+    Labels are class names in one spelling (``data/labels.py``) unless ``canonical_labels`` is False (the
+    label column then holds free text, e.g. text-to-text targets, kept as written but stripped)."""
     path = check_path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_EXTENSIONS:
@@ -206,29 +205,34 @@ def read_file(
     if suffix != ".jsonl":  # JSONL columns are checked line by line
         _check_columns(path, file_columns(path), wanted)
     reader = {".jsonl": _read_jsonl, ".parquet": _read_parquet}.get(suffix, _read_csv)
-    return reader(path, columns)
+    return reader(path, columns, LabelCheck(path) if label_column and canonical_labels else None)
 
 
 def _read_txt(path: Path, mode: str) -> Iterator[dict]:
-    lines = _Lines(path)
+    lines = Lines(path)
     paragraph: list[str] = []
+    size, first = 0, 0
     for line in lines:
         line = line.strip()
         if mode == "line":
             if line:
                 yield {"text": line}
         elif line:
+            size, first = size + len(line) + 1, first or lines.number
+            if size > lines.limit:  # a paragraph is one document: bounded like a line
+                fix = "put blank lines between its paragraphs, or split it into shorter documents"
+                raise too_long(path, first, lines.limit, "the paragraph starting on line", fix)
             paragraph.append(line)
         elif paragraph:
             yield {"text": "\n".join(paragraph)}
-            paragraph = []
+            paragraph, size, first = [], 0, 0
     if paragraph:
         yield {"text": "\n".join(paragraph)}
     lines.warn()
 
 
-def _read_jsonl(path: Path, columns: dict) -> Iterator[dict]:
-    lines = _Lines(path)
+def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
+    lines = Lines(path)
     wanted = [c for c in columns.values() if c is not None]
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -240,15 +244,14 @@ def _read_jsonl(path: Path, columns: dict) -> Iterator[dict]:
                 f"line {number} of {path} has no key '{missing[0]}' (keys: {', '.join(obj) or 'none'})",
                 "name the right column in the data options (text_column / text_pair_column / label_column)",
             )
-        record = _record(obj, columns, path, f"line {number}")
+        record = _record(obj, columns, path, f"line {number}", labels)
         if record is not None:
             yield record
     lines.warn()
 
 
-def _read_csv(path: Path, columns: dict) -> Iterator[dict]:
-    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
-    lines = _Lines(path)
+def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
+    lines = Lines(path)
     rows = _csv_rows(iter(lines), path.suffix.lower(), path)
     _, header = next(rows, (0, []))
     for number, values in rows:
@@ -259,18 +262,18 @@ def _read_csv(path: Path, columns: dict) -> Iterator[dict]:
                 f"line {number} of {path} has {len(values)} fields but the header has {len(header)}",
                 "quote fields that hold the delimiter (TSV: no tabs inside fields), or add the column",
             )
-        record = _record(dict(zip(header, values)), columns, path, f"line {number}")
+        record = _record(dict(zip(header, values)), columns, path, f"line {number}", labels)
         if record is not None:
             yield record
     lines.warn()
 
 
-def _read_parquet(path: Path, columns: dict) -> Iterator[dict]:
+def _read_parquet(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
     offset = 0
     for batch in _parquet(path).iter_batches(batch_size=4096, columns=wanted):
         for i, row in enumerate(batch.to_pylist()):
-            record = _record(row, columns, path, f"row {offset + i + 1}")
+            record = _record(row, columns, path, f"row {offset + i + 1}", labels)
             if record is not None:
                 yield record
         offset += batch.num_rows

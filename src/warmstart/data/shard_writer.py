@@ -1,5 +1,15 @@
 """Write token shards: tokenize a corpus split by split into memory-mapped files, atomically (a temporary
-directory renamed into place when complete)."""
+directory renamed into place when complete).
+
+The temporary directory, ``.<out>.tmp-<pid>@<host>-<random>`` next to ``<out>``, is removed on any error, on
+Ctrl-C and on SIGTERM/SIGHUP (caught while shards are written, then the command exits with 128 + the signal
+number and ``<out>`` is not written). A process killed outright (SIGKILL, power loss) cannot clean up: the
+next prepare into the same ``<out>`` removes the temporary directories of processes of this host that are no
+longer running (``.<out>.tmp-<pid>`` without a host counts as this host's; directories of another host, of
+a running process, or named otherwise are left alone), and if such a process was replacing an existing
+``<out>`` and had moved it aside (``.<out>.old-<pid>@<host>-<random>/old``), puts the previous version back
+first.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +19,8 @@ import os
 import queue
 import re
 import shutil
+import signal
+import socket
 import tempfile
 import threading
 import time
@@ -20,7 +32,7 @@ from tqdm.auto import tqdm
 
 from warmstart.atomic import check_writable
 from warmstart.data.shards import FORMAT, FORMAT_VERSION, token_dtype
-from warmstart.errors import WarmstartError
+from warmstart.errors import Stopped, WarmstartError
 from warmstart.tokenization.tokenizer import Tokenizer
 
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -145,13 +157,15 @@ def prepare_shards(
             raise WarmstartError(f"invalid split name {split!r}", "use letters, digits, '_', '-' or '.'")
     if batch_size < 1 or shard_tokens < 1:
         raise ValueError("batch_size and shard_tokens must be positive")
+    remove_stale(out_dir)
     if out_dir.exists() and not overwrite:
         raise WarmstartError(
             f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
         )
     check_writable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "tmp"), dir=out_dir.parent))
+    signals = _StopOnSignal(out_dir).install()
     try:
         splits: dict[str, dict] = {}
         bar = tqdm(
@@ -194,6 +208,8 @@ def prepare_shards(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        signals.restore()
     return meta
 
 
@@ -235,7 +251,7 @@ def _swap_into_place(tmp: Path, out_dir: Path, overwrite: bool) -> None:
         raise WarmstartError(
             f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
         )
-    trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    trash = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "old"), dir=out_dir.parent))
     old = trash / "old"
     os.replace(out_dir, old)
     try:
@@ -245,3 +261,79 @@ def _swap_into_place(tmp: Path, out_dir: Path, overwrite: bool) -> None:
         raise
     finally:
         shutil.rmtree(trash, ignore_errors=True)
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
+
+
+def _prefix(out_dir: Path, kind: str) -> str:
+    """``.<out>.<kind>-<pid>@<host>-``: tells a later prepare whose temporary directory it is."""
+    return f".{out_dir.name}.{kind}-{os.getpid()}@{_host()}-"
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we can ask about: keep its directory
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it runs under another user
+        return True
+    return True
+
+
+def remove_stale(out_dir: str | os.PathLike) -> list[Path]:
+    """Remove the temporary directories that prepares into ``out_dir`` killed outright left beside it
+    (their process, on this host, no longer runs), first putting back a previous ``out_dir`` that such a
+    process had moved aside to replace it. Returns the directories removed."""
+    out_dir = Path(out_dir)
+    if not out_dir.parent.is_dir():
+        return []
+    # .<out>.tmp-<pid>@<host>-<random>; a name without @<host> (.<out>.tmp-<pid>) counts as this host's
+    pattern = re.compile(rf"^\.{re.escape(out_dir.name)}\.(tmp|old)-(\d+)(?:@(.+?))?(?:-[a-z0-9_]+)?$")
+    removed, host = [], _host()
+    for entry in sorted(out_dir.parent.iterdir()):
+        match = pattern.match(entry.name)
+        if not match or match.group(3) not in (None, host) or not entry.is_dir():
+            continue
+        if _running(int(match.group(2))):
+            continue
+        old = entry / "old"
+        if match.group(1) == "old" and old.is_dir() and not out_dir.exists():
+            os.replace(old, out_dir)  # the swap was cut between its two renames
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+class _StopOnSignal:
+    """While shards are written, SIGTERM and SIGHUP raise ``Stopped`` (so the temporary directory is removed
+    and the CLI exits 128 + the signal number) instead of killing the process on the spot. Only signals left
+    at their default action are caught (``nohup``'s ignored SIGHUP stays ignored), from the main thread."""
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+        self._previous: dict = {}
+
+    def install(self) -> _StopOnSignal:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                self._previous[signum] = signal.signal(signum, self._raise)
+        return self
+
+    def restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}
+
+    def _raise(self, signum, frame) -> None:
+        self.restore()  # a second signal acts at once
+        name = signal.Signals(signum).name
+        raise Stopped(
+            signum, f"stopped by {name}: {self.out_dir} was not written (its temporary files were removed)"
+        )

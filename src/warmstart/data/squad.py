@@ -4,8 +4,11 @@ A SQuAD file is ``{"data": [{"title", "paragraphs": [{"context", "qas": [{"id", 
 [{"text", "answer_start"}], "is_impossible"?}]}]}]}``. Each question becomes one record
 ``{"text": context, "id", "question", "context", "answers": [{"text", "answer_start"}]}``; v2.0 questions
 marked ``is_impossible`` get no answers (their ``plausible_answers`` are not answers). Every answer is checked
-against its context (``context[answer_start:answer_start + len(text)] == text``), so a bad offset is an
-error here rather than a silently wrong training target.
+against its context (``context[answer_start:answer_start + len(text)] == text``; the text is not blank; the
+offset is not negative nor past the context's end), so a bad answer is an error naming the file, the article,
+paragraph and question ids, rather than a silently wrong training target (Hugging Face's run_qa would label
+such an example "no answer" and train on it). Text with an unpaired surrogate (``"\\ud800"``, not Unicode) is
+refused the same way. A leading UTF-8 byte-order mark is allowed.
 
 The JSON is loaded once; records share its context strings, and each article is dropped from the loaded tree
 as soon as its records are made, so the file is not held twice.
@@ -18,6 +21,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from warmstart.data.lines import refuse_surrogates
 from warmstart.errors import WarmstartError
 
 _SHAPE = (
@@ -33,7 +37,7 @@ def _load(path: Path) -> list:
     if not path.is_file():
         raise WarmstartError(f"no SQuAD file at {path}", "check the path")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             loaded = json.load(fh)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise WarmstartError(f"{path} is not valid JSON ({exc})", _SHAPE) from None
@@ -42,29 +46,76 @@ def _load(path: Path) -> list:
     return loaded["data"]
 
 
-def _answers(path: Path, qa: dict, context: str) -> list[dict]:
+def answer_problem(context: str, text: str, start: int) -> str | None:
+    """What is wrong with an answer ``text`` at character ``start`` of ``context``; None when it is there."""
+    if not text.strip():
+        return f"answer {text!r} at answer_start {start} is blank"
+    if start < 0:
+        return f"answer {text!r} has a negative answer_start {start}"
+    if start + len(text) > len(context):
+        where = "lies past" if start >= len(context) else "runs past"
+        return (
+            f"answer {text!r} at answer_start {start} {where} the end of its context "
+            f"({len(context)} characters)"
+        )
+    found = context[start : start + len(text)]
+    if found == text:
+        return None
+    elsewhere = context.find(text)
+    hint = f"the text occurs at character {elsewhere}" if elsewhere >= 0 else "the text is not in it"
+    return (
+        f"answer {text!r} at answer_start {start} does not match its context, which has {found!r} there "
+        f"({hint})"
+    )
+
+
+ANSWER_FIX = (
+    "fix answer_start so that context[answer_start:answer_start + len(text)] == text, or drop that answer"
+)
+
+
+def _answers(path: Path, qa: dict, context: str, where: str) -> list[dict]:
     if qa.get("is_impossible"):
         return []
     answers = qa.get("answers")
     if not isinstance(answers, list):
-        raise _shape_error(path, f'question {qa["id"]} has no "answers" list')
+        raise _shape_error(path, f'{where} has no "answers" list')
+    if not answers and qa.get("is_impossible") is False:
+        raise WarmstartError(
+            f"{path}: {where} says is_impossible: false but has no answers",
+            'give it its answers, or mark it "is_impossible": true',
+        )
     out = []
     for answer in answers:
         text = answer.get("text") if isinstance(answer, dict) else None
         start = answer.get("answer_start") if isinstance(answer, dict) else None
         if not isinstance(text, str) or type(start) is not int:
-            raise _shape_error(path, f'question {qa["id"]} has an answer without "text" and "answer_start"')
-        found = context[start : start + len(text)]
-        if found != text:
-            elsewhere = context.find(text)
-            hint = f"the text occurs at character {elsewhere}" if elsewhere >= 0 else "the text is not in it"
-            raise WarmstartError(
-                f"{path}: question {qa['id']}: answer {text!r} at answer_start {start} does not match its "
-                f"context, which has {found!r} there ({hint})",
-                "fix answer_start so that context[answer_start:answer_start + len(text)] == text",
-            )
+            raise _shape_error(path, f'{where} has an answer without "text" and "answer_start"')
+        problem = answer_problem(context, text, start)
+        if problem:
+            raise WarmstartError(f"{path}: {where}: {problem}", ANSWER_FIX)
         out.append({"text": text, "answer_start": start})
     return out
+
+
+def _paragraph(path: Path, paragraph, where: str) -> Iterator[dict]:
+    context = paragraph.get("context") if isinstance(paragraph, dict) else None
+    qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+    if not isinstance(context, str) or not isinstance(qas, list):
+        raise _shape_error(path, f'{where} lacks "context" or "qas"')
+    refuse_surrogates(context, None, f"{path}: {where}: context")
+    for qa in qas:
+        if not isinstance(qa, dict) or "id" not in qa or not isinstance(qa.get("question"), str):
+            raise _shape_error(path, f'a question of {where} lacks "id" or "question"')
+        at = f"{where}, question {qa['id']}"
+        refuse_surrogates(qa, None, f"{path}: {at}")
+        yield {
+            "text": context,
+            "id": str(qa["id"]),
+            "question": qa["question"],
+            "context": context,
+            "answers": _answers(path, qa, context, at),
+        }
 
 
 def iter_squad(path: str | os.PathLike) -> Iterator[dict]:
@@ -77,21 +128,8 @@ def iter_squad(path: str | os.PathLike) -> Iterator[dict]:
         article = articles.pop()
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
             raise _shape_error(path, f'article {number} has no "paragraphs" list')
-        for paragraph in article["paragraphs"]:
-            context = paragraph.get("context") if isinstance(paragraph, dict) else None
-            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
-            if not isinstance(context, str) or not isinstance(qas, list):
-                raise _shape_error(path, f'a paragraph of article {number} lacks "context" or "qas"')
-            for qa in qas:
-                if not isinstance(qa, dict) or "id" not in qa or not isinstance(qa.get("question"), str):
-                    raise _shape_error(path, f'a question of article {number} lacks "id" or "question"')
-                yield {
-                    "text": context,
-                    "id": str(qa["id"]),
-                    "question": qa["question"],
-                    "context": context,
-                    "answers": _answers(path, qa, context),
-                }
+        for p, paragraph in enumerate(article["paragraphs"]):
+            yield from _paragraph(path, paragraph, f"article {number}, paragraph {p}")
         number += 1
 
 

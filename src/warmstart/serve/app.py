@@ -1,8 +1,9 @@
 """The FastAPI app around one served model: the page at /, the JSON API under /api, /openapi.json.
 
 Every error is ``{"error": "<one line>"}``: 400 bad JSON or input the model refuses, 413 too much text,
-422 unknown fields or wrong types, 404/405 unknown routes, 504 past the time limit. The app reads no
-file named by a client: its one page is read from the package when the app is built.
+422 unknown fields, wrong types or text that is not valid Unicode (a lone surrogate), 404/405 unknown
+routes, 504 past the time limit. The app reads no file named by a client: its one page is read from the
+package when the app is built.
 """
 
 import itertools
@@ -19,8 +20,8 @@ from starlette.exceptions import HTTPException
 
 from warmstart import __version__
 from warmstart.errors import WarmstartError
-from warmstart.serve.limits import BodyLimit, Limits, characters
-from warmstart.serve.schemas import BODIES
+from warmstart.serve.limits import BodyLimit, Limits, characters, unpaired_surrogate
+from warmstart.serve.schemas import BODIES, TEXT_FIELDS
 
 PAGE_POLICY = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
 
@@ -32,6 +33,8 @@ class ApiError(Exception):
 
 
 def _error(status: int, message: str) -> JSONResponse:
+    # a lone surrogate quoted from the request (an unknown field's name) is shown escaped, not a 500
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return JSONResponse({"error": message}, status_code=status)
 
 
@@ -40,11 +43,19 @@ async def _invalid(request, exc: RequestValidationError) -> JSONResponse:
     where = ".".join(str(x) for x in err["loc"] if x != "body")
     if err["type"] == "json_invalid":
         return _error(400, "the body is not valid JSON; send a JSON object")
+    if err["type"] == "string_unicode":  # pydantic's word for a lone surrogate in a field's name
+        return _error(422, _surrogate(where or "a field name"))
     if err["type"] == "extra_forbidden":
         return _error(422, f"unknown field '{where}'; see /openapi.json for the fields this model takes")
     if not where:
         return _error(422, f"the body must be a JSON object ({err['msg']})")
     return _error(422, f"{where}: {err['msg']}")
+
+
+def _surrogate(where: str) -> str:
+    return (
+        f"{where} holds an unpaired surrogate (a lone \\ud800-\\udfff escape); the text must be valid Unicode"
+    )
 
 
 def _handlers() -> dict:
@@ -60,8 +71,12 @@ def _fields(body, limits: Limits, model) -> dict:
     fields = body.model_dump(exclude_none=True)
     if model.streams:  # the model's own default, within the server's limit
         fields.setdefault("max_new_tokens", min(model.max_new_tokens, limits.max_new_tokens))
-    if characters(fields) > limits.max_chars:
-        raise ApiError(413, f"the input has {characters(fields):,} characters, over the limit of "
+    bad = unpaired_surrogate(fields)
+    if bad is not None:
+        raise ApiError(422, _surrogate(bad))
+    count = characters(fields, TEXT_FIELDS)
+    if count > limits.max_chars:
+        raise ApiError(413, f"the input has {count:,} characters, over the limit of "
                             f"{limits.max_chars:,}; shorten it (the limit is serve --max-chars)")  # fmt: skip
     if fields.get("max_new_tokens", 0) > limits.max_new_tokens:
         raise ApiError(413, f"max_new_tokens is over the limit of {limits.max_new_tokens}; ask for fewer")

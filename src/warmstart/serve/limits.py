@@ -1,4 +1,5 @@
-"""What one request may ask of the server: characters of text, body bytes, new tokens, seconds."""
+"""What one request may ask of the server: characters of text, body bytes, new tokens, seconds; and how
+long a connection may take to send its headers or stay idle, and how many one client may hold."""
 
 from __future__ import annotations
 
@@ -14,17 +15,36 @@ class Limits:
     max_new_tokens: int = 200  # generation: most new tokens one request may ask for
     timeout: float = 30.0  # seconds one request may run the model
     body_timeout: float = 10.0  # seconds a request body may take to arrive
+    header_timeout: float = 5.0  # seconds a connection may take to send complete request headers
+    keep_alive: float = 5.0  # seconds a connection may stay open idle after a response
+    max_connections: int = 64  # connections open at once, all clients together
+    max_per_client: int = 8  # connections open at once from one client address (idle ones give way)
 
     @property
     def max_body(self) -> int:
-        """Bytes of a request body: room for max_chars characters of 4-byte UTF-8, or JSON escapes."""
-        return 6 * self.max_chars + 4096
+        """Bytes of a request body: room for max_chars characters each written as a JSON escape of a
+        surrogate pair ("\\ud83d\\ude00", 12 bytes; raw UTF-8 takes 4 at most), and the rest of the JSON."""
+        return 12 * self.max_chars + 4096
 
 
-def characters(fields: dict) -> int:
-    """Characters of text in a request: every string, and every string in a list."""
-    return sum(len(v) if isinstance(v, str) else sum(map(len, v)) for v in fields.values()
-               if isinstance(v, str | list))  # fmt: skip
+def characters(fields: dict, names) -> int:
+    """Characters of text in the fields ``names`` of a request (a string, or a list of strings): decoded
+    characters (code points), however the JSON wrote them."""
+    values = [fields[n] for n in names if n in fields]
+    return sum(len(v) if isinstance(v, str) else sum(map(len, v)) for v in values)
+
+
+def unpaired_surrogate(fields: dict) -> str | None:
+    """The first field holding a lone surrogate (JSON "\\ud800" decodes to one), which is not Unicode text:
+    it cannot be encoded, tokenized or sent back."""
+    for name, value in fields.items():
+        for text in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    return name
+    return None
 
 
 class BodyLimit:

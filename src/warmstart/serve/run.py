@@ -39,13 +39,26 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def make_server(app, limits: Limits):
+    """uvicorn's server for ``app``, its connections guarded (serve.connections): request headers within
+    limits.header_timeout s, idle kept-alive ones closed after limits.keep_alive s, caps on connections per
+    client address and in all that close idle ones first. ``limit_concurrency`` (503 for every request once
+    that many connections are open) is only a backstop, above what the guard lets open."""
+    import uvicorn
+
+    from warmstart.serve.connections import protocol_class
+
+    config = uvicorn.Config(app, log_level="warning", http=protocol_class(limits), ws="none",
+                            timeout_keep_alive=limits.keep_alive,
+                            limit_concurrency=2 * limits.max_connections)  # fmt: skip
+    return uvicorn.Server(config)
+
+
 def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | None = None) -> None:
     limits = limits or Limits()
     check_installed()
     if not Path(run).is_dir():
         raise WarmstartError(f"no such run directory: {run}", "pass the directory of a warmstart run")
-    import uvicorn
-
     from warmstart.serve.app import create_app
 
     sock = bind(host, port)
@@ -59,7 +72,6 @@ def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | 
             print(
                 f"warning: {host} is reachable from other machines; the server has no login", file=sys.stderr
             )
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5, limit_concurrency=32)
-        uvicorn.Server(config).run(sockets=[sock])
+        make_server(app, limits).run(sockets=[sock])
     finally:
         sock.close()

@@ -40,6 +40,9 @@ class GenerateIn(TextIn):
     seed: int = Field(0, ge=0, description="sampling seed")
 
 
+# The fields that hold the client's text: what --max-chars counts (options such as strategy do not count).
+TEXT_FIELDS = ("text", "text_pair", "question", "context", "choices")
+
 BODIES = {
     "classification": PairIn,
     "tagging": TextIn,

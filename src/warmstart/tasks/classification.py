@@ -8,7 +8,9 @@ One sentence or a sentence pair (``[CLS] A [SEP] B [SEP]`` with segment ids); th
 - multi_label: one sigmoid per label, binary cross-entropy; micro precision/recall/F1 and exact-set match.
   Labels come as a list (JSONL) or as one string joined by ``task.label_separator`` ("sports|politics").
 - regression: one output, mean squared error; MSE and Pearson correlation (similarity scores, STS-B).
-All metrics are sums and counts per batch, so evaluation memory does not grow with the data.
+Class labels are compared in one spelling per class (``warmstart.data.labels``): ``1``, ``1.0`` and ``"1"``
+are the one class "1", in training data and in data evaluated later alike. Regression labels are floats and
+must be finite. All metrics are sums and counts per batch, so evaluation memory does not grow with the data.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.pooling import POOLING, pool
@@ -153,6 +156,14 @@ class SequenceClassifier(nn.Module):
         ]
 
 
+def _class(label) -> str:
+    """A label's class name in its one spelling: 1, 1.0 and "1" are "1" (``warmstart.data.labels``)."""
+    try:
+        return canonical_label(label)
+    except ValueError as exc:
+        raise WarmstartError(str(exc), "give every example a class name or a finite number") from None
+
+
 def f1(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
@@ -183,15 +194,16 @@ class ClassificationTask(Task):
 
     def _label_set(self, label) -> list[str]:
         if isinstance(label, list | tuple):
-            return [str(x).strip() for x in label if str(x).strip()]
-        return [x.strip() for x in str(label).split(self.cfg.label_separator) if x.strip()]
+            return list(dict.fromkeys(_class(x) for x in label if str(x).strip()))
+        parts = str(label).split(self.cfg.label_separator)
+        return list(dict.fromkeys(_class(x) for x in parts if x.strip()))
 
     def labels(self, records: list[dict]) -> list[str]:
         if self.cfg.problem == "regression":
             return []
         if self.cfg.problem == "multi_label":
             return sorted({x for r in records for x in self._label_set(r["label"])})
-        return sorted({str(r["label"]) for r in records})
+        return sorted({_class(r["label"]) for r in records})
 
     def targets(self, records: list[dict], labels: list[str], where: str) -> torch.Tensor:
         problem = self.cfg.problem
@@ -205,10 +217,17 @@ class ClassificationTask(Task):
                         f"{where}: the label {r['label']!r} is not a number",
                         "regression needs numeric labels (or use task.problem=single_label)",
                     ) from None
+                if not math.isfinite(values[-1]):
+                    raise WarmstartError(
+                        f"{where}: the label {r['label']!r} is not a finite number",
+                        "give every regression example a finite score (drop rows without one)",
+                    )
             return torch.tensor(values, dtype=torch.float32)
         index = {name: i for i, name in enumerate(labels)}
+        for i, name in enumerate(labels):  # a model trained before labels were canonical ("1.0")
+            index.setdefault(_class(name), i)
         given = [
-            self._label_set(r["label"]) if problem == "multi_label" else [str(r["label"])] for r in records
+            self._label_set(r["label"]) if problem == "multi_label" else [_class(r["label"])] for r in records
         ]
         unknown = sorted({x for g in given for x in g} - set(index))
         if unknown:

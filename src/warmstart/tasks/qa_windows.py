@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import torch
 
+from warmstart.data.squad import ANSWER_FIX, answer_problem
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import Features, encoder_inputs
 
@@ -65,13 +66,15 @@ def check_record(record: dict, where: str, number: int) -> None:
             "QA records need id, question, context and answers ([] when unanswerable)",
         )
     for answer in record["answers"]:
-        start, text = answer["answer_start"], answer["text"]
-        if record["context"][start : start + len(text)] != text:
+        start, text = answer.get("answer_start"), answer.get("text")
+        if not isinstance(text, str) or type(start) is not int:
             raise WarmstartError(
-                f"{where}: question {record['id']}: answer {text!r} is not at character {start} "
-                "of its context",
-                "fix answer_start so that context[answer_start:answer_start + len(text)] == text",
+                f"{where}: question {record['id']}: an answer has no text or no integer answer_start",
+                'give every answer {"text": str, "answer_start": int}',
             )
+        problem = answer_problem(record["context"], text, start)
+        if problem:  # a bad offset would silently train the window on "no answer"
+            raise WarmstartError(f"{where}: record {number}, question {record['id']}: {problem}", ANSWER_FIX)
 
 
 class QAFeatures(Features):

@@ -37,6 +37,7 @@ from safetensors.torch import load_file, save_file
 
 from warmstart.atomic import check_writable, disk_full, disk_full_error
 from warmstart.errors import WarmstartError
+from warmstart.nn.sizing import check_shapes
 from warmstart.train import dist_state
 from warmstart.train import distributed as ddp
 from warmstart.train.rundir import settle
@@ -283,14 +284,37 @@ class Checkpointer:
 
     def restore(self, path: Path, unit, opt) -> dict:
         """Load weights, optimizer and RNG from ``path``; returns the trainer state dict."""
-        load_weights(unit, path / "model.safetensors")
         t = path / "trainer"
-        meta = json.loads((t / "optimizer.json").read_text())
+        for name in ("optimizer.json", "optimizer.safetensors", "state.json", "rng.safetensors"):
+            if not (t / name).is_file():
+                raise _incomplete(path, f"{t / name} is missing")
+        if not ddp.active():  # a run's config.yaml edited away from its weights: named, not a traceback
+            config = next((p / "config.yaml" for p in path.parents if (p / "config.yaml").is_file()), None)
+            check_shapes(lambda: unit, path / "model.safetensors", str(config or path))
+        load_weights(unit, path / "model.safetensors")
+        meta = _read_json(path, t / "optimizer.json")
         load_optimizer_state(opt, read_tensors(t / "optimizer.safetensors"), meta, unit)
-        state = json.loads((t / "state.json").read_text())
+        state = _read_json(path, t / "state.json")
+        if not isinstance(state, dict) or "rng" not in state:
+            raise _incomplete(path, f"{t / 'state.json'} lacks the trainer state")
         rng = read_tensors(t / "rng.safetensors"), state.pop("rng")
         mine = t / f"rng-rank{ddp.rank()}.safetensors"  # torchrun: each process its own RNG
         if ddp.rank() > 0 and mine.is_file():
-            rng = read_tensors(mine), json.loads(mine.with_suffix(".json").read_text())
+            rng = read_tensors(mine), _read_json(path, mine.with_suffix(".json"))
         set_rng_state(*rng)
         return state
+
+
+def _incomplete(checkpoint: Path, what: str) -> WarmstartError:
+    earlier = [
+        p for _, p in step_dirs(checkpoint.parent) if p.name < checkpoint.name and (p / "trainer").is_dir()
+    ]
+    fix = f"move {checkpoint} away to resume from {earlier[-1].name}" if earlier else "start the run again"
+    return WarmstartError(f"the checkpoint {checkpoint} is damaged: {what}", fix)
+
+
+def _read_json(checkpoint: Path, path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise _incomplete(checkpoint, f"{path} is not valid JSON (cut short?)") from None

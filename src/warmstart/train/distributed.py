@@ -172,11 +172,12 @@ def check_batch(state: dict, batch_size: int) -> None:
     """A run resumes on as many processes as wrote its checkpoint, or with the same global batch (its data
     position counts global micro-batches); the trainer state records both."""
     saved, now = state.get("global_batch"), batch_size * world()
-    if saved is not None and state.get("processes", 1) != world() and saved != now:
+    if saved is not None and saved != now:
+        procs = state.get("processes", 1)
         raise WarmstartError(
-            f"the checkpoint was written by {state['processes']} processes with a global batch of {saved}; "
-            f"{world()} with train.batch_size={batch_size} make {now}",
-            f"resume on {state['processes']} processes (torchrun --nnodes x --nproc_per_node), "
+            f"the checkpoint was written by {procs} process{'es' if procs > 1 else ''} with a global batch "
+            f"of {saved}; {world()} with train.batch_size={batch_size} make {now}",
+            f"resume on {procs} processes (torchrun --nnodes x --nproc_per_node), "
             f"or set train.batch_size so that processes x batch_size = {saved}",
         )
     state["global_batch"], state["processes"] = now, world()

@@ -102,13 +102,13 @@ class _Fit:
     def report(self, step: int, lr: float, loss: float, grad_norm: float | None, problem: str | None) -> None:
         cfg, bar = self.cfg, self.bar
         if problem is not None:
+            self.check_weights(step)  # weights already broken: skipping cannot mend them
             self.logger.log(step, "bad_step", self.guard.skip(problem))
             bar.write(
                 f"step {step}: skipped, {problem} (bad step {self.guard.bad_steps} of {cfg.max_bad_steps})"
             )
             if self.guard.exhausted:
-                last = step_dirs(self.ckpt.root)
-                raise self.guard.stop(step, problem, last[-1][1] if last else None)
+                raise self.guard.stop(step, problem, self.last_checkpoint())
             return
         if grad_norm is not None and (spike := self.guard.spike(grad_norm)) is not None:
             self.logger.log(step, "grad_spike", spike)
@@ -137,7 +137,20 @@ class _Fit:
             self.bar.write(f"early stopping: no better {self.metric} in {stale} evaluations")
             state["stopped_early"] = True
 
+    def last_checkpoint(self) -> Path | None:
+        last = step_dirs(self.ckpt.root)
+        return last[-1][1] if last else None
+
+    def check_weights(self, step: int) -> None:
+        """Refuse to write weights that hold NaN or inf: the last good checkpoint stays the last one."""
+        name = self.guard.nonfinite_weight(self.unit)
+        if ddp.active() and ddp.sum_all([float(name is not None)])[0] and name is None:
+            name = "a parameter of another process"  # torchrun: every process stops alike
+        if name is not None:
+            raise self.guard.broken(step, name, self.last_checkpoint())
+
     def save(self, step: int) -> str:
+        self.check_weights(step)
         state = self.state
         state["step"] = step
         state["epoch"], state["batch_in_epoch"] = self.train.position(
@@ -207,5 +220,6 @@ def fit(
         stop.restore()
         run.bar.close()
         run.logger.close()
+    run.check_weights(step)
     checkpointer.save_final(unit)
     return run.result(step)

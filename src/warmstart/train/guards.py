@@ -12,6 +12,8 @@ import math
 import statistics
 from pathlib import Path
 
+import torch
+
 from warmstart.errors import WarmstartError
 
 SPIKE_WINDOW = 100  # recent gradient norms whose median is the reference
@@ -51,6 +53,24 @@ class StepGuard:
             f"(more than train.max_bad_steps={self.max_bad_steps}); stopped, {where}",
             "lower train.lr or keep train.clip_norm on, then continue with --resume "
             "(add e.g. train.lr=1e-4 train.max_bad_steps=20 to the resume command)",
+        )
+
+    @staticmethod
+    def nonfinite_weight(unit) -> str | None:
+        """The name of a parameter holding NaN or inf, or None (one pass over the weights: called before a
+        checkpoint is written and after a bad step, not every step)."""
+        for name, p in unit.named_parameters():
+            if not bool(torch.isfinite(p.detach()).all()):
+                return name
+        return None
+
+    def broken(self, step: int, name: str, last_checkpoint: Path | None) -> WarmstartError:
+        """The error when an update left non-finite weights: nothing of them is written."""
+        where = f"the last good checkpoint is {last_checkpoint}" if last_checkpoint else "no checkpoint yet"
+        return WarmstartError(
+            f"the weights are no longer finite at step {step} ({name} holds NaN or inf); stopped without "
+            f"writing them, {where}",
+            "lower train.lr (or keep train.clip_norm on), then continue with --resume (e.g. train.lr=1e-4)",
         )
 
     def spike(self, grad_norm: float) -> dict | None:

@@ -66,7 +66,7 @@ class TrainConfig:
             (self.steps >= 0, "steps", "0 or more", "1000"),
             (self.batch_size >= 1, "batch_size", "at least 1", "32"),
             (self.grad_accum >= 1, "grad_accum", "at least 1", "1"),
-            (self.lr >= 0, "lr", "0 or more", "3e-4"),
+            (0 <= self.lr <= 1, "lr", "in [0, 1] (AdamW steps of more than 1 break any model)", "3e-4"),
             (self.weight_decay >= 0, "weight_decay", "0 or more", "0.01"),
             (0 <= self.beta1 < 1, "beta1", "in [0, 1)", "0.9"),
             (0 <= self.beta2 < 1, "beta2", "in [0, 1)", "0.999"),

@@ -7,6 +7,8 @@ inputs is refused before anything is touched (``paths.refuse_overlap``)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 from pathlib import Path
@@ -48,6 +50,8 @@ def open_run_dir(
             )
         return path
     if check_free(path, overwrite, fix):
+        with hold(path):  # a run being trained cannot be replaced under the process training it
+            pass
         aside = path.with_name(f".{path.name}.replaced-{os.getpid()}")
         shutil.rmtree(aside, ignore_errors=True)  # left by an earlier replacement of this process id
         path.rename(aside)
@@ -73,6 +77,30 @@ def abandon(run_dir: str | Path) -> bool:
     shutil.rmtree(new, ignore_errors=True)
     aside.rename(new)
     return True
+
+
+@contextlib.contextmanager
+def hold(run_dir: str | Path):
+    """Lock ``run_dir`` while a process trains in it (an advisory lock on its config.yaml, which every run
+    has once it starts): a second process resuming or replacing the same run is refused in one line. The
+    lock goes with the process, so a killed run leaves none behind. Without a config.yaml yet, nothing to
+    lock."""
+    config = Path(run_dir) / CONFIG_FILE
+    if not config.is_file():
+        yield
+        return
+    with open(config, "rb") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WarmstartError(
+                f"{run_dir} is in use: another warmstart process is training in it",
+                "wait for it to finish (or stop it), then try again; or choose another --out",
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def saved_config(run_dir: Path) -> dict:

@@ -12,15 +12,9 @@ from __future__ import annotations
 import signal
 import threading
 
+from warmstart.errors import Stopped
+
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-class Stopped(Exception):
-    """A run stopped by a signal after writing its checkpoint; ``exit_code`` is 128 + the signal number."""
-
-    def __init__(self, signum: int, message: str):
-        super().__init__(message)
-        self.signum, self.exit_code = signum, 128 + signum
 
 
 class StopRequest:

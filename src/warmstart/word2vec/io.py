@@ -22,6 +22,7 @@ import numpy as np
 
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
+from warmstart.nn.sizing import available_memory
 from warmstart.word2vec.vectors import WordVectors
 
 SUFFIXES = {".txt": "text", ".vec": "text", ".bin": "binary", ".npy": "npy"}
@@ -145,6 +146,21 @@ def _read_header(path: Path, line: bytes) -> tuple[int, int]:
     return n, d
 
 
+def _check_size(path: Path, n: int, d: int, row_bytes: int) -> None:
+    """The header's N x D against the file (each row takes at least ``row_bytes``) and free memory, before
+    the N x D array is allocated: a header claiming 10^9 rows is one line, not an allocator failure."""
+    size = path.stat().st_size
+    if n * d * 4 > 1 << 26 and n * row_bytes > size:  # small arrays: the reader names the short line
+        raise _bad(
+            path,
+            "line 1",
+            f"the header announces {n:,} vectors of {d:,} values, more than its {size:,} bytes hold",
+        )
+    free = available_memory()
+    if free is not None and n * d * 4 > free:
+        raise _bad(path, "line 1", f"{n:,} x {d:,} vectors need {n * d * 4 / 1e9:,.1f} GB, more than is free")
+
+
 def _decode(path: Path, where: str, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -171,6 +187,7 @@ def _make(path: Path, words: list[str], vectors: np.ndarray, counts=None, where=
 def _load_text(path: Path) -> WordVectors:
     with open(path, "rb") as fh:
         n, d = _read_header(path, fh.readline())
+        _check_size(path, n, d, 2 + 2 * d)  # "w 0 0\n": a word, then a space and a digit per value
         words: list[str] = []
         vectors = np.empty((n, d), dtype=np.float32)
         for line_no, raw in enumerate(fh, start=2):
@@ -196,6 +213,7 @@ def _load_binary(path: Path) -> WordVectors:
     end = data.find(b"\n")
     n, d = _read_header(path, data[: end if end >= 0 else len(data)])
     pos, size = (end + 1 if end >= 0 else len(data)), 4 * d
+    _check_size(path, n, d, 2 + size)  # a word, a space and D float32s
     words: list[str] = []
     vectors = np.empty((n, d), dtype=np.float32)
     for i in range(n):
