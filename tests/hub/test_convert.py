@@ -2,6 +2,7 @@
 text in both directions, greedy generation equal token for token, the real MiniLM weights imported and
 finetuned, and bad input as one clear line."""
 
+import csv
 import importlib.util
 import json
 from pathlib import Path
@@ -13,7 +14,7 @@ from safetensors.torch import load_file, save_file
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.hub import hf_dir, load_unit
 from tests.helpers.models import encoder_decoder_inputs, real_ids
-from warmstart.checkpoints.load import load_encoder, load_generator
+from warmstart.checkpoints.load import load_encoder, load_finetuned, load_generator
 from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate
@@ -293,7 +294,7 @@ def minilm_dir() -> Path:
 
 
 @pytest.mark.slow
-def test_minilm_imports_equal_to_transformers_and_finetunes(wiki_extracts, rt_small, tmp_path, capsys):
+def test_minilm_imports_equal_to_transformers_and_finetunes(wiki_extracts, rt_small, tmp_path):
     src = minilm_dir()
     with pytest.warns(UserWarning, match="no masked-LM head"):
         ws = import_hf(src, tmp_path / "minilm")
@@ -326,9 +327,13 @@ def test_minilm_imports_equal_to_transformers_and_finetunes(wiki_extracts, rt_sm
     assert main([str(a) for a in args] + fast + ["train.progress=false"]) == 0
     metrics = json.loads((run_dir / "test_metrics.json").read_text())
     assert metrics["sizes"]["train"] == 100 and 0 <= metrics["test"]["accuracy"] <= 1
-    capsys.readouterr()
-    code, _, err = run(capsys, "export", run_dir, "--out", tmp_path / "hf")
-    assert_one_line_error(code, err, "finetuned classification model")
+    # the default head (task.pooling=cls) exports too (hub/pooling.py): MiniLM states, equal probabilities
+    unit, task, tok, labels = load_finetuned(run_dir)
+    batch = task.encode(list(csv.DictReader(rt_small.open())), tok, labels, "rt").take(range(240))
+    hf = transformers.AutoModelForSequenceClassification.from_pretrained(export_hf(run_dir, tmp_path / "hf"))
+    with torch.no_grad():
+        theirs = hf.eval()(**{k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}).logits
+        assert (theirs.softmax(-1) - unit.logits(batch).softmax(-1)).abs().max() < 1e-5
 
 
 # ---------------------------------------------------------------------------------------------- bad input

@@ -1,7 +1,8 @@
 """Task heads through `warmstart import` / `warmstart export`: transformers' *ForSequenceClassification,
 *ForTokenClassification and *ForQuestionAnswering import as finetuned runs (equal logits; `warmstart predict`
 and `evaluate` use them, labels from id2label) and export back; a warmstart classifier finetuned with
-task.pooling=pooler exports with equal logits, one with cls/mean pooling is refused in one clear line."""
+task.pooling=pooler exports with equal logits (cls pooling too: tests/hub/test_export_roundtrip.py), one with
+mean pooling is refused in one clear line."""
 
 import csv
 import json
@@ -11,7 +12,7 @@ import torch
 
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.data import choice_records
-from tests.helpers.hub import hf_dir
+from tests.helpers.hub import BASE, CLASS, LABELS, hf_dir, tiny_task_model
 from tests.helpers.shapes import tiny_bert_config
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import load_finetuned
@@ -27,32 +28,7 @@ from warmstart.tokenization.tokenizer import Tokenizer
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.parity
 TOL = 1e-4
-BASE = {"bert": "Bert", "roberta": "Roberta", "albert": "Albert", "electra": "Electra"}
-CLASS = {"classification": "ForSequenceClassification", "tagging": "ForTokenClassification",
-         "extractive_qa": "ForQuestionAnswering", "multiple_choice": "ForMultipleChoice"}  # fmt: skip
-LABELS = {"classification": ["fresh", "rotten"], "tagging": ["O", "B-X", "I-X"], "extractive_qa": None,
-          "multiple_choice": None}  # fmt: skip
 SENTENCES = ["a gorgeous , witty , seductive movie .", "the film is strictly routine .", "not bad at all"]
-
-
-def tiny_task_model(family: str, task: str, tok, labels=(), **extra):
-    torch.manual_seed(0)
-    kw = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-              intermediate_size=64, max_position_embeddings=64, pad_token_id=tok.pad_id)  # fmt: skip
-    if family == "roberta":
-        kw.update(max_position_embeddings=66, type_vocab_size=1)
-    if family in ("albert", "electra"):
-        kw.update(embedding_size=16)
-    labels = LABELS[task] if labels == () else labels
-    if labels:
-        kw.update(id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)})
-    config = getattr(transformers, f"{BASE[family]}Config")(**kw, **extra)
-    model = getattr(transformers, BASE[family] + CLASS[task])(config).eval()
-    with torch.no_grad():  # heads whose biases are not zero, so that they must travel
-        for name, p in model.named_parameters():
-            if name.startswith(("classifier", "qa_outputs", "sequence_summary")) and name.endswith("bias"):
-                p.normal_()
-    return model
 
 
 def inputs(tok, texts):
@@ -215,20 +191,19 @@ def test_a_pooler_classifier_finetuned_by_warmstart_exports_with_equal_logits(
             unit.encoder.pooler(unit.encoder(batch["input_ids"], batch["attention_mask"])[:, 0])
         )
         assert (unit.classifier(pooled) - theirs).abs().max() < TOL  # BertForSequenceClassification's path
-    for pooling in ("cls", "mean"):
-        other = finetune(tiny_pretrained, rt_small, tmp_path / pooling, pooling)
-        capsys.readouterr()
-        code, _, err = run(capsys, "export", other, "--out", tmp_path / f"hf-{pooling}")
-        assert_one_line_error(code, err, f"task.pooling={pooling}", "no transformers head",
-                              "finetune with task.pooling=pooler")  # fmt: skip
+    other = finetune(tiny_pretrained, rt_small, tmp_path / "mean", "mean")
+    capsys.readouterr()
+    code, _, err = run(capsys, "export", other, "--out", tmp_path / "hf-mean")
+    assert_one_line_error(code, err, "task.pooling=mean", "no transformers head",
+                          "finetune with task.pooling=cls (the default) or pooler")  # fmt: skip
 
 
 def test_pooler_pooling_needs_an_encoder_with_a_pooler():
     task = ClassificationTask(TaskConfig(pooling="pooler"))
     with pytest.raises(WarmstartError, match="pooler"):
         task.build(BertModel(tiny_bert_config(pooler=False)), ["a", "b"])
-    with pytest.raises(WarmstartError, match="cls, mean, pooler"):
-        ClassificationTask(TaskConfig(pooling="max")).build(BertModel(tiny_bert_config()), ["a", "b"])
+    with pytest.raises(WarmstartError, match="cls, mean, max, pooler"):
+        ClassificationTask(TaskConfig(pooling="median")).build(BertModel(tiny_bert_config()), ["a", "b"])
 
 
 # ------------------------------------------------------------------------------------- multiple choice
@@ -293,23 +268,21 @@ def test_an_electra_multiple_choice_model_with_a_gelu_summary_imports_as_a_discr
 
 
 def test_a_multiple_choice_model_finetuned_by_warmstart_exports_with_equal_scores(
-    tiny_pretrained, wiki_extracts, tmp_path, capsys
+    tiny_pretrained, wiki_extracts, tmp_path
 ):
+    """task.pooling=pooler and cls (the scorer on [CLS] through a near-identity pooler: hub/pooling.py)."""
     data = tmp_path / "mc.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in choice_records(wiki_extracts, 40)))
     for pooling in ("pooler", "cls"):
         args = ["finetune", "--task", "multiple_choice", "--init", tiny_pretrained, "--dataset", data]
         args += ["--out", tmp_path / pooling, "--epochs", "1", f"task.pooling={pooling}", *MC_FLAGS]
         assert main([str(a) for a in args]) == 0
-    unit, _, tok, _ = load_finetuned(tmp_path / "pooler")
-    back = transformers.AutoModelForMultipleChoice.from_pretrained(
-        export_hf(tmp_path / "pooler", tmp_path / "hf")
-    )
-    assert type(back).__name__ == "BertForMultipleChoice"
-    batch = choice_batch(tok, choice_records(wiki_extracts, 8))
-    with torch.no_grad():
-        assert choice_gap(hf_scores(back.eval(), batch, "bert"), unit.scores(batch), batch) < TOL
-    capsys.readouterr()
-    code, _, err = run(capsys, "export", tmp_path / "cls", "--out", tmp_path / "hf-cls")
-    assert_one_line_error(code, err, "multiple_choice model with task.pooling=cls", "no transformers head",
-                          "finetune with task.pooling=pooler")  # fmt: skip
+    for pooling in ("pooler", "cls"):
+        unit, _, tok, _ = load_finetuned(tmp_path / pooling)
+        back = transformers.AutoModelForMultipleChoice.from_pretrained(
+            export_hf(tmp_path / pooling, tmp_path / f"hf-{pooling}")
+        )
+        assert type(back).__name__ == "BertForMultipleChoice"
+        batch = choice_batch(tok, choice_records(wiki_extracts, 8))
+        with torch.no_grad():
+            assert choice_gap(hf_scores(back.eval(), batch, "bert"), unit.scores(batch), batch) < TOL

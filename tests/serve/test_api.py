@@ -14,11 +14,14 @@ def test_info_and_openapi_describe_the_model(api, classifier_run):
     client = api(classifier_run)
     info = client.get("/api/info").json()
     assert info["task"] == "classification" and info["labels"] == ["fresh", "rotten"]
-    assert info["max_chars"] == 2000 and info["streams"] is False
+    assert info["max_chars"] == 2000 and info["max_batch"] == 64 and info["streams"] is False
     schema = client.get("/openapi.json").json()
     body = schema["components"]["schemas"]["PairIn"]
     assert body["additionalProperties"] is False and body["required"] == ["text"]
-    assert "/api/predict" in schema["paths"] and "/api/stream" not in schema["paths"]
+    batch = schema["components"]["schemas"]["BatchPairIn"]["properties"]["inputs"]
+    assert batch["items"] == {"$ref": "#/components/schemas/PairIn"} and batch["minItems"] == 1
+    assert {"/api/predict", "/api/predict/batch", "/api/health"} <= set(schema["paths"])
+    assert "/api/stream" not in schema["paths"]
     page = client.get("/")
     assert page.status_code == 200 and "<script>" in page.text and "http" not in page.text.split("<body>")[1]
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+from warmstart.serve.limits import Limits
+
 
 @pytest.fixture(scope="module")
 def client(api, classifier_run):
@@ -19,7 +21,7 @@ def test_oversized_input_is_413(client):
     assert "over the limit of 100" in error(client.post("/api/predict", json={"text": "x" * 101}), 413)
     pair = {"text": "x" * 60, "text_pair": "y" * 60}  # all text fields count together
     assert "120 characters" in error(client.post("/api/predict", json=pair), 413)
-    huge = b'{"text": "' + b"x" * 10_000 + b'"}'  # refused before it is parsed
+    huge = b'{"text": "' + b"x" * Limits(max_chars=100).max_body + b'"}'  # refused before it is parsed
     assert "request body is over" in error(client.post("/api/predict", content=huge), 413)
 
 
@@ -27,6 +29,13 @@ def test_wrong_types_are_422(client):
     assert error(client.post("/api/predict", json={"text": 5}), 422) == "text: Input should be a valid string"
     assert "text: Field required" == error(client.post("/api/predict", json={}), 422)
     assert "must be a JSON object" in error(client.post("/api/predict", json=["a", "b"]), 422)
+
+
+def test_a_wrong_item_of_a_list_is_named_by_its_index(api, choice_run):
+    fields = {"context": "The river rose.", "choices": ["The town flooded.", 5]}
+    assert error(api(choice_run).post("/api/predict", json=fields), 422) == (
+        "choices[1]: Input should be a valid string"
+    )
 
 
 def test_unknown_fields_are_422(client):
@@ -86,5 +95,28 @@ def test_a_body_that_does_not_arrive_is_408():
     async def app(scope, receive, send):
         raise AssertionError("the app must not be called")
 
-    anyio.run(BodyLimit(app, max_body=100, timeout=0.05), {"type": "http"}, trickle, send)
+    anyio.run(BodyLimit(app, max_body=100, timeout=0.05), {"type": "http", "method": "POST"}, trickle, send)
     assert sent[0]["status"] == 408 and b"took over 0.05 s" in sent[1]["body"]
+
+
+def test_a_get_is_answered_without_waiting_for_a_body():
+    """No GET reads its body: GET /api/health answers at once even if a client trickles one after its
+    headers (so no GET gets a 408 or 413 for its body)."""
+    import time
+
+    import anyio
+
+    from warmstart.serve.limits import BodyLimit
+
+    called = []
+
+    async def never():
+        await anyio.sleep(5)
+        return {"type": "http.request", "body": b"x" * 100}
+
+    async def app(scope, receive, send):
+        called.append(scope["method"])
+
+    start = time.monotonic()
+    anyio.run(BodyLimit(app, max_body=1, timeout=5), {"type": "http", "method": "GET"}, never, None)
+    assert called == ["GET"] and time.monotonic() - start < 1

@@ -120,5 +120,5 @@ def test_mean_pooling_averages_real_tokens_only(tok, wiki_extracts):
 
 
 def test_unknown_pooling_is_a_clear_error(tok):
-    with pytest.raises(WarmstartError, match="unknown task.pooling 'max'"):
-        ClassificationTask(TaskConfig(pooling="max")).build(tiny_encoder(), ["a", "b"])
+    with pytest.raises(WarmstartError, match="unknown task.pooling 'sum'"):
+        ClassificationTask(TaskConfig(pooling="sum")).build(tiny_encoder(), ["a", "b"])

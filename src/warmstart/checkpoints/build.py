@@ -8,7 +8,7 @@ import functools
 
 from warmstart import config as C
 from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import resolve_checkpoint
+from warmstart.checkpoints.load import backbone, resolve_checkpoint
 from warmstart.config import opt
 from warmstart.data.corpus import DataConfig
 from warmstart.errors import WarmstartError
@@ -167,7 +167,11 @@ def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
     fix = (
         "lower the model's sizes (model.hidden_size, model.num_hidden_layers, ...; vocab_size: the tokenizer)"
     )
-    return build_within_memory(build, "the run's model settings", fix)
+    unit = build_within_memory(build, "the run's model settings", fix)
+    bind = getattr(backbone(unit), "bind", None)
+    if bind is not None:  # a model that reads its tokenizer's words (ELMo's characters)
+        bind(tokenizer)
+    return unit
 
 
 def sections(cfg: PretrainConfig, unit_cls) -> list:

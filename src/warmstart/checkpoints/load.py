@@ -71,6 +71,8 @@ def load_encoder(path: str | Path, random_init: bool = False):
             f"the tokenizer in {d} has {tokenizer.vocab_size} tokens, the model {cfg.vocab_size}",
             "use the tokenizer the model was trained with",
         )
+    if random_init and hasattr(encoder, "bind"):  # the twin reads the same words (ELMo's characters)
+        encoder.bind(tokenizer)
     if not random_init:
         state = read_tensors(d / "model.safetensors")
         prefix = "encoder." if any(k.startswith("encoder.") for k in state) else "model."

@@ -81,38 +81,52 @@ def _size(record: dict) -> int:
                for v in record.values())  # fmt: skip
 
 
-def predict_lines(run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64) -> Iterator[dict]:
-    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines.
+class Predictor:
+    """A finetuned model (RUN/best, or a model directory) that predicts records: dicts with the task's keys
+    ({"text"}, {"text", "text_pair"}, {"question", "context"}, {"context", "choices"}, {"tokens"})."""
 
-    Within a chunk the examples are batched by size (less padding) and the answers put back in input order;
-    no autograd graph is built."""
-    import torch
+    def __init__(self, run: str, batch_size: int = 64):
+        self.unit, self.task, self.tokenizer, self.labels = load_finetuned(run)
+        self.device = pick_device("auto")
+        self.unit.to(self.device)
+        self.batch_size = batch_size
 
-    unit, task, tokenizer, labels = load_finetuned(run)
-    device = pick_device("auto")
-    unit.to(device)
-    pending: list[dict] = []
+    def record(self, item, number: int) -> dict:
+        """An input item (a string, a dict, or a JSON line) as a checked record."""
+        if isinstance(item, dict):
+            return parse_record(json.dumps(item, ensure_ascii=False), number, self.task.kind)
+        return parse_record(str(item), number, self.task.kind)
 
-    def flush() -> Iterator[dict]:
-        order = sorted(range(len(pending)), key=lambda i: _size(pending[i]))
-        features = task.encode([pending[i] for i in order], tokenizer, labels, "the input")
-        preds = [None] * len(pending)
+    def predict(self, records: list[dict]) -> list[dict]:
+        """One prediction per record, in order: batched by size (less padding), no autograd graph."""
+        import torch
+
+        order = sorted(range(len(records)), key=lambda i: _size(records[i]))
+        features = self.task.encode([records[i] for i in order], self.tokenizer, self.labels, "the input")
+        preds = [None] * len(records)
         done = iter(order)
         with torch.inference_mode():
-            for batch in features.eval_batches(batch_size):
-                batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
-                for pred in unit.predict(batch):
+            for batch in features.eval_batches(self.batch_size):
+                batch = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
+                for pred in self.unit.predict(batch):
                     preds[next(done)] = pred
-        for record, pred in zip(pending, preds, strict=True):
+        out = []
+        for record, pred in zip(records, preds, strict=True):
             shown = {k: record[k] for k in ("text", "text_pair", "question", "choices") if k in record}
-            yield {**shown, **pred}
+            out.append({**shown, **pred})
+        return out
 
+
+def predict_lines(run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64) -> Iterator[dict]:
+    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines."""
+    predictor = Predictor(run, batch_size)
+    pending: list[dict] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        pending.append(parse_record(line, number, task.kind))
+        pending.append(parse_record(line, number, predictor.task.kind))
         if len(pending) == chunk:
-            yield from flush()
+            yield from predictor.predict(pending)
             pending = []
     if pending:
-        yield from flush()
+        yield from predictor.predict(pending)

@@ -97,8 +97,8 @@ def add_tokenizer(sub) -> None:
     tt.add_argument(
         "--kind",
         default="wordpiece",
-        choices=["wordpiece", "bpe", "unigram"],
-        help="wordpiece (BERT), bpe (byte-level, GPT-2/RoBERTa) or unigram (T5)",
+        choices=["wordpiece", "bpe", "unigram", "word"],
+        help="wordpiece (BERT), bpe (byte-level, GPT-2/RoBERTa), unigram (T5) or word (whole words: ELMo)",
     )
     tt.add_argument("--vocab-size", type=int, default=16000, help="vocabulary size, special tokens included")
     tt.add_argument(

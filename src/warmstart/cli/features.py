@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -16,8 +17,10 @@ MAX_LENGTH = {"type": int, "default": 128, "help": "longer texts are truncated"}
 def _embed(a):
     import numpy as np
 
+    from warmstart.checkpoints.card import RunCard
     from warmstart.checkpoints.features import embed
     from warmstart.checkpoints.load import load_encoder
+    from warmstart.checkpoints.sentence import sentence_options, unit_length
     from warmstart.data.catalog import open_dataset
 
     check_writable(a.out)
@@ -25,15 +28,18 @@ def _embed(a):
         return _embed_word(a)
     if a.sense or a.plot is not None:
         raise WarmstartError("--sense and --plot go with --word", "add --word WORD, or drop them")
-    encoder, tokenizer, _ = load_encoder(a.run)
+    encoder, tokenizer, config_json = load_encoder(a.run)
+    pooling, normalize, _ = sentence_options(RunCard.read(config_json), a.pooling, a.normalize)
     texts = list(open_dataset(a.data, data_options(a)).texts(a.split))
     if not texts:
         raise WarmstartError(f"no texts in the {a.split} split of {a.data}", "pick another split or file")
-    vectors = embed(encoder, tokenizer, texts, a.layer, a.pooling, a.max_length)
+    vectors = embed(encoder, tokenizer, texts, a.layer, pooling, a.max_length)
+    vectors = unit_length(vectors) if normalize else vectors
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.save(out, vectors)
-    print(f"{vectors.shape[0]:,} x {vectors.shape[1]} features ({a.layer}, {a.pooling}) written to {out}")
+    how = f"{a.layer}, {pooling}{', unit length' if normalize else ''}"
+    print(f"{vectors.shape[0]:,} x {vectors.shape[1]} features ({how}) written to {out}")
 
 
 def _embed_word(a):
@@ -129,7 +135,17 @@ def add_embed(sub) -> None:
         default="last",
         help="last, second_to_last, sum_last4, concat_last4, or an index (0 = embeddings)",
     )
-    em.add_argument("--pooling", **POOLING)
+    em.add_argument(
+        "--pooling",
+        choices=["cls", "mean", "max"],
+        help="[CLS] state, mean or max over the tokens (default: what a sentence-transformers model declares "
+        "in its modules.json, else cls)",
+    )
+    em.add_argument(
+        "--normalize",
+        action=argparse.BooleanOptionalAction,
+        help="scale each vector to length 1 (default: as the model declares; all-MiniLM-L6-v2 does)",
+    )
     em.add_argument("--max-length", **MAX_LENGTH)
     em.add_argument("--out", required=True, help="output .npy file (rows in the order of the texts)")
     _word_options(em)

@@ -12,9 +12,14 @@ def _import(a):
 
 def _export(a):
     from warmstart.hub.convert import export_hf
+    from warmstart.hub.runs import choose
 
-    out = export_hf(a.run, a.out, overwrite=a.overwrite)
-    print(f"exported {a.run} to {out} (transformers: AutoModel*.from_pretrained({str(out)!r}))")
+    chosen = choose(a.run, a.checkpoint)  # refused here, in one line, before anything is written
+    out = export_hf(a.run, a.out, overwrite=a.overwrite, checkpoint=a.checkpoint, adapter=a.adapter)
+    extra = ", PEFT adapters in adapter/ on base/" if (out / "adapter").is_dir() else ""
+    print(
+        f"exported {chosen.says()} to {out} (transformers: AutoModel*.from_pretrained({str(out)!r}){extra})"
+    )
 
 
 def add_import(sub) -> None:
@@ -37,8 +42,25 @@ def add_import(sub) -> None:
 
 def add_export(sub) -> None:
     ex = sub.add_parser("export", help="a warmstart run's model as a transformers directory")
-    ex.add_argument("run", help="run directory (its final model) or model/checkpoint directory")
+    ex.add_argument(
+        "run",
+        help="run directory (finetuned: its best model, the one predict, evaluate and test_metrics.json "
+        "use; pretrained: its final model) or a model/checkpoint directory",
+    )
     ex.add_argument("--to", default="hf", choices=["hf"], help="format: hf (transformers from_pretrained)")
     ex.add_argument("--out", required=True, help="output directory")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    ex.add_argument(
+        "--checkpoint",
+        metavar="NAME",
+        help="the run's checkpoint to export: best, final or step-N (default: best for a finetuned run, else "
+        "final)",
+    )
+    ex.add_argument(
+        "--no-adapter",
+        dest="adapter",
+        action="store_false",
+        help="a LoRA run: export the merged model only, not also its adapters in PEFT's format (adapter/ and "
+        "the --init model as base/)",
+    )
     ex.set_defaults(func=_export)

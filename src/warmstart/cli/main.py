@@ -59,6 +59,10 @@ def _run(args) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _print_warning
+            if getattr(args, "run", None) and args.command != "export":  # a transformers directory: imported
+                from warmstart.hub.on_the_fly import warmstart_dir
+
+                args.run = warmstart_dir(args.run)
             args.func(args)
         from warmstart.train.distributed import finish
 

@@ -16,6 +16,7 @@ def _serve(a):
         header_timeout=a.header_timeout,
         keep_alive=a.keep_alive,
         max_per_client=a.max_per_client,
+        max_batch=a.max_batch,
     )
     serve(a.run, a.host, a.port, limits)
 
@@ -43,6 +44,12 @@ def add_serve(sub) -> None:
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
     sv.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
     sv.add_argument("--max-chars", type=_positive(int), default=2000, help="most characters in a request")
+    sv.add_argument(
+        "--max-batch",
+        type=_positive(int),
+        default=64,
+        help="most inputs in one /api/predict/batch request (their text counts in --max-chars together)",
+    )
     sv.add_argument("--max-new-tokens", type=_positive(int), default=200, help="generation: most new tokens")
     sv.add_argument("--timeout", type=_positive(float), default=30.0, help="seconds a request may run")
     sv.add_argument(

@@ -27,6 +27,7 @@ from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
+from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.paths import refuse_overlap
 from warmstart.registry import TASKS, family_of, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig
@@ -132,7 +133,7 @@ def finetune(
         )
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
-    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
     task.bind(tokenizer, config_json, family_of(config_json))
     records, dataset_name = task.read_splits(cfg)
@@ -194,7 +195,7 @@ def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts) -> di
 def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:
     seed = cfg.train.seed
     torch.manual_seed(seed)
-    encoder, tokenizer, config_json = load_encoder(cfg.init, random_init=cfg.from_scratch)
+    encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
     unit = task.build(encoder, labels)
     report = apply_strategy(unit, cfg.strategy, seed)
     if ddp.is_main():

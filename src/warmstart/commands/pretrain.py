@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -24,13 +26,15 @@ from warmstart.checkpoints.continue_from import check_tokenizer, open_init
 from warmstart.checkpoints.continue_from import load_weights as load_init_weights
 from warmstart.checkpoints.load import backbone, read_config
 from warmstart.data.catalog import open_dataset
-from warmstart.data.corpus import ensure_shards, options
+from warmstart.data.corpus import corpus_texts, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards, read_meta
 from warmstart.errors import WarmstartError
-from warmstart.paths import refuse_overlap
+from warmstart.hub.on_the_fly import warmstart_dir
+from warmstart.paths import cache_dir, refuse_overlap
 from warmstart.registry import OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import train_tokenizer
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
@@ -47,7 +51,8 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
             f"the tokenizer has {tokenizer.vocab_size} tokens but model.vocab_size is {given}",
             "drop model.vocab_size (it is taken from the tokenizer) or use the matching tokenizer",
         )
-    if cfg.data.seq_len > cfg.model.max_length:
+    limit = getattr(cfg.model, "max_length", None)  # None: no learned positions (T5's relative ones, ELMo)
+    if limit is not None and cfg.data.seq_len > limit:
         key = next(k for k in MAX_LENGTH_KEYS if hasattr(cfg.model, k))
         raise WarmstartError(
             f"data.seq_len {cfg.data.seq_len} exceeds model.{key} {cfg.model.max_length}",
@@ -89,6 +94,7 @@ def pretrain(
     init = None
     if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
         init, cfg = _open_init(cfg, explicit)
+    cfg = _word_tokenizer(cfg)
     tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
     if init is not None:  # with --shards, the tokenizer is the one the shards were made with
         check_tokenizer(init, tokenizer, "shards' tokenizer" if shards_dir else "tokenizer given")
@@ -157,7 +163,7 @@ def _open_init(cfg: PretrainConfig, explicit: dict):
             "embeddings.vectors and --init both give the starting token embeddings",
             "drop embeddings.vectors when continuing from a pretrained model",
         )
-    init = open_init(cfg.init, explicit.get("model", {}), cfg.arch)
+    init = open_init(warmstart_dir(cfg.init), explicit.get("model", {}), cfg.arch)
     data = cfg.data
     if not data.tokenizer and not data.shards:
         data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
@@ -172,8 +178,6 @@ def _open_init(cfg: PretrainConfig, explicit: dict):
 
 
 def _continue(unit, init, run_dir: Path) -> None:
-    import json
-
     info = load_init_weights(unit, init)
     if ddp.is_main():
         (run_dir / "init.json").write_text(json.dumps(info, indent=2) + "\n")
@@ -192,8 +196,6 @@ def _word_vectors(cfg: PretrainConfig):
 
 
 def _warm_start(unit, cfg: PretrainConfig, tokenizer: Tokenizer, vectors, run_dir: Path) -> None:
-    import json
-
     info = warm_start_embeddings(
         backbone(unit).word_embeddings, tokenizer, vectors, init_std(cfg.model), cfg.embeddings.project
     )
@@ -214,6 +216,22 @@ def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
             "use the tokenizer the shards were prepared with, or run `warmstart prepare` again",
         )
     return shards
+
+
+def _word_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
+    """A recipe that reads whole words (ELMo) given a corpus and no tokenizer: a word tokenizer of the
+    corpus's train split, trained once into the cache (``tokenizers/word-KEY``, the key a hash of the corpus
+    and split settings and the vocabulary size) and named in the run's config."""
+    d = cfg.data
+    if d.tokenizer or d.shards or d.tokenizer_kind != "word" or not d.corpus:
+        return cfg
+    key = json.dumps([d.corpus, d.split_seed, d.txt_mode, d.text_column, d.word_vocab_size])
+    out = cache_dir() / "tokenizers" / f"word-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    if not (out / "tokenizer.json").is_file():
+        print(f"training a word tokenizer ({d.word_vocab_size:,} words) of {', '.join(d.corpus)} into {out}")
+        texts = corpus_texts(d.corpus, options(d), "train")
+        train_tokenizer(texts, "word", d.word_vocab_size, out, overwrite=out.exists())
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, tokenizer=str(out)))
 
 
 def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:

@@ -21,7 +21,11 @@ class DataConfig:
     shards: str | None = opt(None, "token shards made by `warmstart prepare` (instead of --corpus)")
     tokenizer: str | None = opt(None, "tokenizer directory made by `warmstart tokenizer train`")
     tokenizer_kind: str | None = opt(
-        None, "the tokenizer kind a recipe needs (checked before training): wordpiece, bpe or unigram"
+        None, "the tokenizer kind a recipe needs (checked before training): wordpiece, bpe, unigram or word"
+    )
+    word_vocab_size: int = opt(
+        30000,
+        "word recipes (ELMo) given --corpus and no --tokenizer: the words of the tokenizer trained for it",
     )
     seq_len: int = opt(128, "tokens per packed training sequence, special tokens included")
     text_column: str = opt("text", "column holding the text in csv/tsv/jsonl/parquet files")

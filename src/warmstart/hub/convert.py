@@ -1,6 +1,9 @@
 """Hugging Face interop: ``import_hf`` turns a transformers checkpoint into a warmstart model directory (the
 kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` take it); ``export_hf`` turns a
-warmstart run into a directory that transformers' Auto classes load unchanged.
+warmstart run into a directory that transformers' Auto classes load unchanged: the checkpoint the run's
+scores come from (a finetuned run's best/, :mod:`warmstart.hub.runs`), a tokenizer that passes segment ids
+where the model has them, a model card (README.md, :mod:`warmstart.hub.model_card`) and, for a LoRA run, its
+adapters in PEFT's format (:mod:`warmstart.hub.adapter`).
 
 Families (model_type): bert (BertForMaskedLM; with or without ``bert.``; without an MLM head the head starts
 fresh; BertForPreTraining: mlm+nsp), roberta (RobertaForMaskedLM), albert (AlbertForMaskedLM;
@@ -38,8 +41,10 @@ from safetensors.torch import save_file
 from warmstart.atomic import check_writable
 from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import model_config, resolve_checkpoint
+from warmstart.checkpoints.load import model_config
+from warmstart.checkpoints.sentence import declared
 from warmstart.errors import WarmstartError
+from warmstart.hub.adapter import adapter_files, base_state, lora_of, merge_adapters
 from warmstart.hub.electra_generator import export_generator, read_generator
 from warmstart.hub.families import (
     TOKEN_IDS,
@@ -62,7 +67,10 @@ from warmstart.hub.heads import (
     to_hf_state,
     warn_heads,
 )
-from warmstart.hub.tokenizer import load_hf_tokenizer
+from warmstart.hub.model_card import model_card
+from warmstart.hub.runs import choose
+from warmstart.hub.runs import run_config as run_settings
+from warmstart.hub.tokenizer import load_hf_tokenizer, save_for_transformers
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.checkpoint import atomic_dir, read_tensors, save_weights, write_json
 
@@ -251,6 +259,8 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
         if key in config_json and value is not None:
             config_json[key] = value[0] if isinstance(value, list) else value
     card = dataclasses.replace(RunCard.read(config_json), imported_from=str(src), hf_model_type=name)
+    if (sentence := declared(d)) is not None:  # a sentence-transformers model: its pooling, for embed/encode
+        card.sections["sentence"] = sentence
     config_json = card.write(config_json)
     with torch.random.fork_rng(devices=[]):
         unit = build_unit(pc, tokenizer)
@@ -275,11 +285,21 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
     return atomic_dir(out, write)
 
 
-def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path:
+def export_hf(
+    run: str | Path,
+    out: str | Path,
+    overwrite: bool = False,
+    checkpoint: str | None = None,
+    adapter: bool = True,
+) -> Path:
     """Write the model of the warmstart run or model directory ``run`` as a transformers directory ``out``:
-    config.json, model.safetensors and a tokenizer AutoTokenizer loads; returns ``out``."""
+    config.json, model.safetensors, a tokenizer AutoTokenizer loads and a model card (README.md); returns
+    ``out``. The checkpoint is ``checkpoint`` (best, final, step-N), else the one the run's scores and
+    commands use (:func:`warmstart.hub.runs.choose`); a LoRA run also gets its adapters in PEFT's format
+    (OUT/adapter, OUT/base: :mod:`warmstart.hub.adapter`) unless ``adapter`` is false."""
 
-    out, d = Path(out), resolve_checkpoint(run)
+    chosen = choose(run, checkpoint)
+    out, d = Path(out), chosen.path
     _check_out(out, overwrite, Path(run), d)
     run_config = _config_json(d, "a run or model directory written by warmstart")
     card = RunCard.read(run_config)
@@ -288,21 +308,45 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     arch = export_family(card, cfg, tokenizer.kind)
     family(arch, d)  # refuses a model type transformers has no class for
     fam = padded(pretraining_class(arch, card.objective), run_config.get("pad_token_id"))
-    state = read_tensors(d / "model.safetensors")
+    settings = run_settings(chosen.root)
+    lora = lora_of(settings, chosen.root) if card.finetuned else None
+    state = merge_adapters(read_tensors(d / "model.safetensors"), lora, d)
     with torch.device("meta"):
         want = {fam.unit + k: v.shape for k, v in model_cls(cfg).state_dict().items()}
     bad = [k for k, s in want.items() if k not in state or state[k].shape != s]
     refuse(bool(bad), f"the weights in {d} do not fit its config.json: {', '.join(bad[:3])}",
            "pass a run or checkpoint written by warmstart")  # fmt: skip
+    hf_config, tensors, generator = _export_model(arch, fam, cfg, card, state, run_config, d, want.keys())
+    peft = _peft(arch, fam, cfg, card, state, run_config, lora, out, d) if lora and adapter else None
+    max_length = (card.task or {}).get("max_length")
+    readme = model_card(chosen, hf_config, card, settings, out, peft is not None)
+
+    def write(tmp: Path) -> None:
+        _write_hf(tmp, hf_config, tensors, tokenizer, max_length)
+        if generator is not None:
+            _write_hf(tmp / "generator", *generator, tokenizer)
+        if peft is not None:
+            _write_hf(tmp / "base", *peft[:2], tokenizer, max_length)
+            (tmp / "adapter").mkdir()
+            write_json(peft[2], tmp / "adapter" / "adapter_config.json")
+            save_file(peft[3], str(tmp / "adapter" / "adapter_model.safetensors"), metadata={"format": "pt"})
+        (tmp / "README.md").write_text(readme, encoding="utf-8")
+
+    return atomic_dir(out, write)
+
+
+def _export_model(arch: str, fam: Family, cfg, card, state: dict, run_config: dict, d: Path, model_keys=()):
+    """(transformers config.json, tensors, ELECTRA's generator or None) of a run's unit tensors ``state``
+    (``model_keys``: the unit names of the model's own tensors, for a pretrained model)."""
     heads, generator = {ours for ours, _ in fam.heads}, None
     if card.finetuned:
         hf_class, tensors, task_config = export_task(arch, fam, cfg, card, state)
     else:
-        kept = want.keys() | heads
+        kept = set(model_keys) | heads
         extra = sorted({k.split(".")[0] for k in state if k not in kept and not k.startswith(fam.fresh)})
         if extra:
             warnings.warn(
-                f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=2
+                f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=3
             )
         hf_class = fam.hf_class if heads <= state.keys() else base_name(fam) + "Model"  # without its head
         fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
@@ -310,20 +354,26 @@ def export_hf(run: str | Path, out: str | Path, overwrite: bool = False) -> Path
     hf_config = {**config_to_hf(arch, cfg, run_config, hf_class), **task_config}
     if fam.fresh and not card.finetuned:  # ELECTRA's generator: an ElectraForMaskedLM of its own
         generator = export_generator(cfg, card, state, run_config, d)
-
-    def write(tmp: Path) -> None:
-        _write_hf(tmp, hf_config, tensors, tokenizer)
-        if generator is not None:
-            _write_hf(tmp / "generator", *generator, tokenizer)
-
-    return atomic_dir(out, write)
+    return hf_config, tensors, generator
 
 
-def _write_hf(d: Path, config: dict, tensors: dict, tokenizer) -> None:
+def _peft(arch: str, fam: Family, cfg, card, state: dict, run_config: dict, lora, out: Path, d: Path):
+    """(base config.json, base tensors, adapter_config.json, adapter tensors) of a LoRA run: the --init
+    encoder with the run's head as the same task class, and the adapters apart (hub/adapter.py)."""
+    base, deltas, tolerance = base_state(state, lora, fam, d)
+    hf_config, tensors, _ = _export_model(arch, fam, cfg, card, base, run_config, d)
+    encoder = {k: v for k, v in base.items() if k.startswith(fam.unit)}
+    body = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=False), encoder)
+    head = {k: v for k, v in tensors.items() if k not in body}
+    where = str((out / "base").resolve())
+    config, adapters = adapter_files(deltas, tolerance, head, lora, fam, cfg, card.task_name, where)
+    return hf_config, tensors, config, adapters
 
+
+def _write_hf(d: Path, config: dict, tensors: dict, tokenizer, max_length: int | None = None) -> None:
     d.mkdir(exist_ok=True)
     tensors = {k: v.contiguous() for k, v in tensors.items()}
     config = {**config, "dtype": str(next(iter(tensors.values())).dtype).removeprefix("torch.")}
     write_json(config, d / "config.json")
     save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})
-    tokenizer.save(d)
+    save_for_transformers(tokenizer, d, config, max_length)

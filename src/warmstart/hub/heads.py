@@ -2,15 +2,19 @@
 outside it (pretraining heads, RoBERTa's position offset, ALBERT's identity projection), and task heads.
 
 A finetuned warmstart run (config.json with ``warmstart.task``) exports as:
-- classification with ``task.pooling=pooler`` -> ``*ForSequenceClassification`` (BERT, ALBERT: the encoder's
+- classification -> ``*ForSequenceClassification``. With ``task.pooling=pooler``: BERT, ALBERT: the encoder's
   pooler and ``classifier``; RoBERTa: the pooler becomes ``classifier.dense``, the classifier
-  ``classifier.out_proj``, the same dense + tanh + linear on the first token). ``cls``/``mean`` pooling has no
-  transformers head, nor has ELECTRA's (dense + gelu + out_proj) an equivalent in warmstart: both are refused.
+  ``classifier.out_proj``, the same dense + tanh + linear on the first token. With ``task.pooling=cls`` (the
+  default: a linear layer on the [CLS] state) the family's head is written to compute that linear layer
+  (:mod:`warmstart.hub.pooling`: a near-identity pooler, exact to float precision; ELECTRA's gelu head
+  exactly). ``mean`` pooling has no transformers head, nor has ELECTRA's head (dense + gelu + out_proj) a
+  twin of the pooler (dense + tanh): both are refused.
 - tagging -> ``*ForTokenClassification`` (``classifier`` on every token); extractive_qa ->
   ``*ForQuestionAnswering`` (``qa_outputs``; warmstart masks the logits outside the context when decoding).
-- multiple_choice with ``task.pooling=pooler`` -> ``*ForMultipleChoice`` (the pooler in place, the scorer as
-  ``classifier``; ELECTRA: the pooler as ``sequence_summary.summary`` with ``summary_activation=tanh``, and
-  only such ELECTRA checkpoints import with their head: the default gelu summary has no warmstart twin).
+- multiple_choice -> ``*ForMultipleChoice``; ``task.pooling=pooler``: the pooler in place, the scorer as
+  ``classifier`` (ELECTRA: the pooler as ``sequence_summary.summary`` with ``summary_activation=tanh``, and
+  only such ELECTRA checkpoints import with their head: the default gelu summary has no warmstart twin);
+  ``task.pooling=cls`` as for classification (ELECTRA: a summary without projection, exact).
 The labels travel as ``id2label`` / ``label2id``. Importing such a checkpoint gives a finetuned run directory
 that `warmstart predict` / `evaluate` load, its labels read from ``id2label`` in id order.
 """
@@ -24,6 +28,7 @@ import torch
 
 from warmstart.checkpoints.card import checkpoint_config
 from warmstart.hub.families import BUFFERS, DROPPED, POSITIONS, Family, refuse
+from warmstart.hub.pooling import cls_head
 from warmstart.models.keymap import from_hf_map, to_hf_map
 from warmstart.registry import TASKS, family, family_of
 from warmstart.tasks.base import TaskConfig
@@ -102,7 +107,7 @@ def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tup
 WB = ("weight", "bias")
 SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
 # each task with a transformers head: the suffix of its class (ForSequenceClassification, ...); the tasks
-# whose head reads the pooler export with task.pooling=pooler only (tasks/base.py: hf_head, hf_pooled)
+# whose head reads the pooler (tasks/base.py: hf_head, hf_pooled), to which task.pooling applies
 TASK_CLASSES = {n: t.hf_architecture.removeprefix("Bert") for n, t in TASKS.items() if t.hf_head}
 POOLED = tuple(n for n, t in TASKS.items() if t.hf_head and t.hf_pooled)
 # transformers families whose head of a task holds other tensors than BERT's (the task's own hf_head)
@@ -118,11 +123,12 @@ FAMILY_HEADS = {
     ),
 }
 HEAD_CONFIG = {("electra", "multiple_choice"): {**SUMMARY, "summary_proj_to_labels": False}}
-NO_EXPORT = {  # (family, task) -> (why, what to do)
-    ("electra", "classification"): (
-        "transformers' ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, "
-        "not the pooler (dense + tanh) that warmstart's pooler classifier reads",
-        "export the pretrained run (or finetune tagging or extractive_qa models)",
+NO_EXPORT = {  # (family, task, task.pooling) -> (why, what to do)
+    ("electra", "classification", "pooler"): (
+        "a finetuned classification model with task.pooling=pooler has no ELECTRA head: transformers' "
+        "ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, which cannot "
+        "compute the pooler's dense + tanh",
+        "finetune with task.pooling=cls (the default), which exports exactly",
     )
 }
 POOLER_IN_BASE = ("roberta",)  # its classifier.dense is the base model's pooler (ELECTRA's base has none)
@@ -153,33 +159,34 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     refuse(
         family(fam.arch).model.generates or kind not in TASK_CLASSES,
         f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
-        "export classification or multiple_choice (task.pooling=pooler), tagging or extractive_qa runs, or "
-        "the pretrained run",
+        "export classification, multiple_choice, tagging or extractive_qa runs, or the pretrained run",
     )
-    if kind in POOLED:
-        pooling = task.get("pooling", "cls")
-        refuse(
-            pooling != "pooler",
-            f"a finetuned {kind} model with task.pooling={pooling} has no transformers head "
-            f"(*{TASK_CLASSES[kind]} reads BERT's pooler: dense + tanh on [CLS])",
-            "finetune with task.pooling=pooler to export it",
-        )
-    refuse((name, kind) in NO_EXPORT, *NO_EXPORT.get((name, kind), ("", "")))
-    heads = _head_names(name, kind)
+    heads, extra, config = _head_names(name, kind), {}, {}
+    pooling = task.get("pooling", "cls") if kind in POOLED else None
+    refuse(
+        pooling not in (None, "cls", "pooler"),
+        f"a finetuned {kind} model with task.pooling={pooling} has no transformers head (transformers' "
+        f"*{TASK_CLASSES.get(kind)} read the first token; none pools the token states)",
+        "finetune with task.pooling=cls (the default) or pooler to export it",
+    )
+    refuse((name, kind, pooling) in NO_EXPORT, *NO_EXPORT.get((name, kind, pooling), ("", "")))
+    if pooling == "cls":  # the linear layer on [CLS] in transformers' head of the family (hub/pooling.py)
+        state, heads, extra, config = cls_head(name, kind, state, heads, cfg)
+    elif pooling == "pooler":
+        config.update(HEAD_CONFIG.get((name, kind), {}))
     pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
     tensors.update({theirs: state[ours] for ours, theirs in heads})
+    tensors.update(extra)
     labels = list(card.labels)
     problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
     if problem == "regression":
         labels = ["LABEL_0"]
-    config = {}
     if labels:
         config["id2label"] = {str(i): x for i, x in enumerate(labels)}
         config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
     if kind == "classification":
         config["problem_type"] = PROBLEM_TYPES[problem]
-    config.update(HEAD_CONFIG.get((name, kind), {}))
     return base_name(fam) + TASK_CLASSES[kind], tensors, config
 
 

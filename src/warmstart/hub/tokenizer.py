@@ -168,3 +168,20 @@ def _byte_level_bpe(vocab_path: Path, merges_path: Path, config: dict) -> _Backe
         backend.post_processor = processors.ByteLevel(trim_offsets=False)
         _specials(backend, [GPT2_TOKEN, *(_token(config.get(r)) for r in ROLES)])
     return backend
+
+
+def save_for_transformers(tokenizer: Tokenizer, d: Path, hf_config: dict, max_length: int | None) -> None:
+    """The tokenizer files of an export: ``tokenizer_config.json`` also names the model's inputs (with
+    ``token_type_ids`` where the model has segment embeddings, type_vocab_size > 1: without it transformers'
+    PreTrainedTokenizerFast passes none and a sentence pair loses its second segment) and, for a finetuned
+    model, takes ``model_max_length`` = the task's max_length, so that ``truncation=True`` cuts where
+    warmstart does."""
+    tokenizer.save(d)
+    path = d / "tokenizer_config.json"
+    config = _read_json(path)
+    if "type_vocab_size" in hf_config:
+        segments = ["token_type_ids"] if hf_config["type_vocab_size"] > 1 else []
+        config["model_input_names"] = ["input_ids", *segments, "attention_mask"]
+    if max_length:
+        config["model_max_length"] = max_length
+    path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

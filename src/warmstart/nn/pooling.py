@@ -1,4 +1,4 @@
-"""Hidden states as features: choose layers (``--layer``) and pool them (``cls`` or ``mean``).
+"""Hidden states as features: choose layers (``--layer``) and pool them (``cls``, ``mean`` or ``max``).
 
 Layer spec: ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
 [embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer)."""
@@ -12,7 +12,7 @@ from warmstart.errors import WarmstartError
 NAMED_LAYERS = ("last", "second_to_last", "sum_last4", "concat_last4")
 
 
-POOLING = ("cls", "mean")
+POOLING = ("cls", "mean", "max")
 
 
 def check_layer(spec: str, num_layers: int) -> None:
@@ -54,4 +54,6 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.
     if how == "mean":
         m = attention_mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * m).sum(1) / m.sum(1).clamp(min=1)
+    if how == "max":  # over the real tokens (padding set below every value, as sentence-transformers does)
+        return hidden.masked_fill(attention_mask.unsqueeze(-1) == 0, -1e9).amax(1)
     raise WarmstartError(f"unknown pooling '{how}'", f"use one of {', '.join(POOLING)}")

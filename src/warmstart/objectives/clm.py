@@ -27,7 +27,7 @@ class CausalLM(Objective):
         if tokenizer.eos_id is None and tokenizer.sep_id is None:
             raise WarmstartError(
                 "the tokenizer has no end-of-text token to separate packed documents",
-                "train one with `warmstart tokenizer train --kind bpe`",
+                "train one with `warmstart tokenizer train` (--kind bpe for gpt2, --kind word for elmo)",
             )
 
     @staticmethod

@@ -1,9 +1,13 @@
 """The FastAPI app around one served model: the page at /, the JSON API under /api, /openapi.json.
 
-Every error is ``{"error": "<one line>"}``: 400 bad JSON or input the model refuses, 413 too much text,
-422 unknown fields, wrong types or text that is not valid Unicode (a lone surrogate), 404/405 unknown
-routes, 504 past the time limit. The app reads no file named by a client: its one page is read from the
-package when the app is built.
+/api/predict answers one input, /api/predict/batch several in order (``{"inputs": [...]}`` ->
+``{"results": [...]}``), /api/stream streams generated text, /api/info describes the model and the limits,
+/api/health is a cheap 200 for load balancers. Every error is ``{"error": "<one line>"}`` (the ``Error``
+schema of /openapi.json, which lists for each endpoint the statuses it can answer): 400 bad JSON or input
+the model refuses, 408 headers or body too slow, 413 too much text, too many inputs or too many bytes, 422
+unknown fields, wrong types or text that is not valid Unicode (a lone surrogate), 503 no room for the
+connection (serve.connections), 504 past the time limit; 404/405 for unknown routes. The app reads no file
+named by a client: its one page is read from the package when the app is built.
 """
 
 import itertools
@@ -21,7 +25,7 @@ from starlette.exceptions import HTTPException
 from warmstart import __version__
 from warmstart.errors import WarmstartError
 from warmstart.serve.limits import BodyLimit, Limits, characters, unpaired_surrogate
-from warmstart.serve.schemas import BODIES, TEXT_FIELDS
+from warmstart.serve.schemas import BATCHES, BODIES, TEXT_FIELDS, BatchOut, Health, errors
 
 PAGE_POLICY = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
 
@@ -38,17 +42,27 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def _where(loc) -> str:
+    """A field's place in the body as a client writes it: ``text``, ``choices[1]``, ``inputs[3].text``."""
+    where = ""
+    for part in loc[1:] if loc[:1] == ("body",) else loc:
+        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+    return where
+
+
 async def _invalid(request, exc: RequestValidationError) -> JSONResponse:
     err = exc.errors()[0]
-    where = ".".join(str(x) for x in err["loc"] if x != "body")
+    where = _where(tuple(err["loc"]))
     if err["type"] == "json_invalid":
         return _error(400, "the body is not valid JSON; send a JSON object")
     if err["type"] == "string_unicode":  # pydantic's word for a lone surrogate in a field's name
-        return _error(422, _surrogate(where or "a field name"))
+        return _error(422, _surrogate(f"a field name of {where}" if where else "a field name"))
     if err["type"] == "extra_forbidden":
         return _error(422, f"unknown field '{where}'; see /openapi.json for the fields this model takes")
     if not where:
         return _error(422, f"the body must be a JSON object ({err['msg']})")
+    if err["type"] in ("model_attributes_type", "model_type"):  # an input of a batch that is no object
+        return _error(422, f"{where} must be a JSON object")
     return _error(422, f"{where}: {err['msg']}")
 
 
@@ -67,20 +81,55 @@ def _handlers() -> dict:
     }
 
 
-def _fields(body, limits: Limits, model) -> dict:
+def _item(body, limits: Limits, model, where: str = "") -> dict:
+    """The fields of one input (``where``: its place in a batch, ``inputs[3].``), checked for text that is
+    not Unicode and for more new tokens than the limit."""
     fields = body.model_dump(exclude_none=True)
     if model.streams:  # the model's own default, within the server's limit
         fields.setdefault("max_new_tokens", min(model.max_new_tokens, limits.max_new_tokens))
     bad = unpaired_surrogate(fields)
     if bad is not None:
-        raise ApiError(422, _surrogate(bad))
-    count = characters(fields, TEXT_FIELDS)
-    if count > limits.max_chars:
-        raise ApiError(413, f"the input has {count:,} characters, over the limit of "
-                            f"{limits.max_chars:,}; shorten it (the limit is serve --max-chars)")  # fmt: skip
+        raise ApiError(422, _surrogate(where + bad))
     if fields.get("max_new_tokens", 0) > limits.max_new_tokens:
-        raise ApiError(413, f"max_new_tokens is over the limit of {limits.max_new_tokens}; ask for fewer")
+        limit = limits.max_new_tokens
+        raise ApiError(413, f"{where}max_new_tokens is over the limit of {limit}; ask for fewer")
     return fields
+
+
+def _check_chars(count: int, limits: Limits, what: str) -> None:
+    if count > limits.max_chars:
+        raise ApiError(413, f"{what} has {count:,} characters, over the limit of "
+                            f"{limits.max_chars:,}; shorten it (the limit is serve --max-chars)")  # fmt: skip
+
+
+def _fields(body, limits: Limits, model) -> dict:
+    fields = _item(body, limits, model)
+    _check_chars(characters(fields, TEXT_FIELDS), limits, "the input")
+    return fields
+
+
+def _batch(body, limits: Limits, model) -> list[dict]:
+    """The fields of each input of a batch; the text of all of them together counts against max_chars."""
+    if len(body.inputs) > limits.max_batch:
+        raise ApiError(413, f"the batch has {len(body.inputs)} inputs, over the limit of {limits.max_batch}; "
+                            "send fewer (the limit is serve --max-batch)")  # fmt: skip
+    items = [_item(one, limits, model, f"inputs[{i}].") for i, one in enumerate(body.inputs)]
+    _check_chars(sum(characters(fields, TEXT_FIELDS) for fields in items), limits, "the batch")
+    return items
+
+
+def _predict_all(model, items: list[dict], deadline: float, cancelled: threading.Event) -> list[dict]:
+    """``model.predict`` of each input in turn (so each answer is /api/predict's); an input the model refuses
+    is a WarmstartError naming its place, and the rest stop once the request has ended (``cancelled``)."""
+    results = []
+    for i, fields in enumerate(items):
+        if cancelled.is_set():
+            break
+        try:
+            results.append(model.predict(fields, deadline))
+        except WarmstartError as e:
+            raise WarmstartError(f"inputs[{i}]: {e.problem}", e.fix) from None
+    return results
 
 
 async def _in_thread(fn, limits: Limits, cancelled: threading.Event | None = None):
@@ -100,37 +149,72 @@ def _event(name: str, data: dict) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
+POST_ERRORS = (400, 408, 413, 422, 503, 504)
+# a GET's body is not read (limits.BodyLimit): only the connection's limits apply
+GET_ERRORS = errors(408, 503, says={408: "the request headers took over serve --header-timeout to arrive"})
+
+
 def create_app(model, limits: Limits | None = None, name: str = "model") -> FastAPI:
     """The app for ``model`` (from ``load.open_model``): /api/predict takes the body of its kind."""
     limits = limits or Limits()
-    body_cls = BODIES[model.kind]
     app = FastAPI(title=f"warmstart serve: {name}", version=__version__, docs_url=None, redoc_url=None,
                   exception_handlers=_handlers(),
                   description=f"A {model.kind.replace('_', ' ')} model served by warmstart.")  # fmt: skip
     app.add_middleware(BodyLimit, max_body=limits.max_body, timeout=limits.body_timeout)
+    _add_pages(app, model, limits, name)
+    _add_predict(app, model, limits)
+    if model.streams:
+        _add_stream(app, model, limits, BODIES[model.kind])
+    return app
+
+
+def _add_pages(app: FastAPI, model, limits: Limits, name: str) -> None:
     page = files("warmstart.serve").joinpath("page.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index():
         return HTMLResponse(page, headers={"Content-Security-Policy": PAGE_POLICY})
 
-    @app.get("/api/info", summary="what the model does and the limits of a request")
+    @app.get("/api/info", summary="what the model does and the limits of a request", responses=GET_ERRORS)
     def info() -> dict:
-        sizes = {"max_chars": limits.max_chars, "timeout": limits.timeout}
+        sizes = {"max_chars": limits.max_chars, "max_batch": limits.max_batch, "timeout": limits.timeout}
         if model.streams:
             sizes["max_new_tokens_limit"] = limits.max_new_tokens
         return {"task": model.kind, "name": name, "streams": model.streams, **sizes, **model.info()}
 
+    alive = {"status": "ok", "model": name, "kind": model.kind}
+
+    @app.get("/api/health", summary="200 while the server answers (for load balancers)", responses=GET_ERRORS)
+    async def health() -> Health:
+        """Runs no model and takes no lock or worker thread: it answers while long requests run."""
+        return alive
+
+
+def _add_predict(app: FastAPI, model, limits: Limits) -> None:
     async def predict(body) -> dict:
         fields = _fields(body, limits, model)
         deadline = time.monotonic() + limits.timeout
         return await _in_thread(lambda: model.predict(fields, deadline), limits)
 
-    predict.__annotations__["body"] = body_cls
-    app.post("/api/predict", summary=f"the model's answer ({model.kind})")(predict)
-    if model.streams:
-        _add_stream(app, model, limits, body_cls)
-    return app
+    async def predict_batch(body) -> BatchOut:
+        items = _batch(body, limits, model)
+        deadline, cancelled = time.monotonic() + limits.timeout, threading.Event()
+        results = await _in_thread(lambda: _predict_all(model, items, deadline, cancelled), limits, cancelled)
+        return {"results": results}
+
+    predict.__annotations__["body"] = BODIES[model.kind]
+    predict_batch.__annotations__["body"] = BATCHES[model.kind]
+    app.post("/api/predict", summary=f"the model's answer ({model.kind})",
+             responses=errors(*POST_ERRORS))(predict)  # fmt: skip
+    predict_batch.__doc__ = (
+        f"Up to {limits.max_batch} inputs (serve --max-batch), each as /api/predict takes it, with at most "
+        f"{limits.max_chars:,} characters of text in all; the answers come in input order, each the one "
+        "/api/predict gives. An input that is refused fails the whole request, naming its place: inputs[i]."
+    )
+    says = {413: "too much: over serve --max-batch inputs, over --max-chars characters of text in all, "
+                 "over --max-new-tokens for one input, or too many body bytes"}  # fmt: skip
+    app.post("/api/predict/batch", summary=f"the model's answers to several inputs, in order ({model.kind})",
+             responses=errors(*POST_ERRORS, says=says))(predict_batch)  # fmt: skip
 
 
 def _add_stream(app: FastAPI, model, limits: Limits, body_cls) -> None:
@@ -160,4 +244,4 @@ def _add_stream(app: FastAPI, model, limits: Limits, body_cls) -> None:
 
     stream.__annotations__["body"] = body_cls
     app.post("/api/stream", summary="the generated text, streamed as server-sent events",
-             response_class=StreamingResponse)(stream)  # fmt: skip
+             response_class=StreamingResponse, responses=errors(*POST_ERRORS))(stream)  # fmt: skip

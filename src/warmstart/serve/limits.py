@@ -1,5 +1,6 @@
-"""What one request may ask of the server: characters of text, body bytes, new tokens, seconds; and how
-long a connection may take to send its headers or stay idle, and how many one client may hold."""
+"""What one request may ask of the server: characters of text, inputs of a batch, body bytes, new tokens,
+seconds; and how long a connection may take to send its headers or stay idle, and how many one client may
+hold."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ class Limits:
     keep_alive: float = 5.0  # seconds a connection may stay open idle after a response
     max_connections: int = 64  # connections open at once, all clients together
     max_per_client: int = 8  # connections open at once from one client address (idle ones give way)
+    max_batch: int = 64  # inputs in one request to /api/predict/batch (their text counts in max_chars)
 
     @property
     def max_body(self) -> int:
         """Bytes of a request body: room for max_chars characters each written as a JSON escape of a
-        surrogate pair ("\\ud83d\\ude00", 12 bytes; raw UTF-8 takes 4 at most), and the rest of the JSON."""
-        return 12 * self.max_chars + 4096
+        surrogate pair ("\\ud83d\\ude00", 12 bytes; raw UTF-8 takes 4 at most), and the rest of the JSON
+        (field names and options: 1 KiB for each input of a full batch, 4 KiB more)."""
+        return 12 * self.max_chars + 1024 * self.max_batch + 4096
 
 
 def characters(fields: dict, names) -> int:
@@ -48,14 +51,15 @@ def unpaired_surrogate(fields: dict) -> str | None:
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over ``max_body`` bytes gets 413 before the app reads it, one still
-    arriving after ``timeout`` seconds 408."""
+    """ASGI middleware: a POST body over ``max_body`` bytes gets 413 before the app reads it, one still
+    arriving after ``timeout`` seconds 408. Other methods pass straight through (no route reads their body:
+    GET /api/health answers at once whatever a client sends after its headers)."""
 
     def __init__(self, app, max_body: int, timeout: float):
         self.app, self.max_body, self.timeout = app, max_body, timeout
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         chunks, size, more = [], 0, True
         deadline = anyio.current_time() + self.timeout
@@ -82,7 +86,9 @@ def _replay(messages, receive=None):
 
 
 async def _reject(send, status: int, message: str) -> None:
+    """The error, and the connection closed after it: the rest of the body is never read."""
     body = json.dumps({"error": message}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]  # fmt: skip
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -1,8 +1,9 @@
-"""Request bodies of the JSON API, one per kind of model: unknown fields and wrong types are refused (422)."""
+"""Request bodies of the JSON API, one per kind of model (and a batch of each): unknown fields and wrong
+types are refused (422). The answers of a fixed shape, the one error body and what each status means."""
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 
 class Strict(BaseModel):
@@ -51,3 +52,49 @@ BODIES = {
     "fill_mask": FillMaskIn,
     "generation": GenerateIn,
 }
+
+
+def _batch_of(body: type[Strict]) -> type[Strict]:
+    return create_model(
+        f"Batch{body.__name__}",
+        __base__=Strict,
+        __doc__=f"Several inputs at once, each one a {body.__name__} (the body of /api/predict).",
+        inputs=(list[body], Field(min_length=1, description="the inputs, each as /api/predict takes it")),
+    )
+
+
+BATCHES = {kind: _batch_of(body) for kind, body in BODIES.items()}
+
+
+class BatchOut(BaseModel):
+    results: list[dict[str, Any]] = Field(description="the answers, in input order, as /api/predict gives")
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = Field(description="always ok: the server is up and answering")
+    model: str = Field(description="the name of the served run (its directory)")
+    kind: str = Field(description="the kind of model, as /api/info's task")
+
+
+class Error(BaseModel):
+    """The body of every error: one line saying what is wrong and, where it helps, what to do."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: str = Field(description="what is wrong, in one line")
+
+
+# What each error status of the API means; an endpoint documents the ones it can answer.
+STATUS = {
+    400: "the body is not valid JSON, or the model refuses the input (the message says why)",
+    408: "the request headers (serve --header-timeout) or body (10 s) took too long to arrive",
+    413: "too much: characters of text (serve --max-chars), new tokens (--max-new-tokens), or body bytes",
+    422: "an unknown field, a wrong type or value, or text that is not valid Unicode (a lone surrogate)",
+    503: "no room for the connection: this client or the server has as many requests in progress as it takes",
+    504: "the model took longer than serve --timeout",
+}
+
+
+def errors(*codes: int, says: dict[int, str] | None = None) -> dict:
+    """The ``responses`` of an endpoint that answers ``codes`` with an Error; ``says`` words a status for
+    this endpoint (``{413: "..."}``) where the general meaning would say more than it can answer."""
+    return {c: {"model": Error, "description": (says or {}).get(c, STATUS[c])} for c in codes}

@@ -47,9 +47,9 @@ class TaskConfig:
     )
     pooling: str = opt(
         "cls",
-        "classification, multiple_choice: cls (the raw [CLS] state), mean (of the token states) or pooler "
-        "(BERT's pooled output tanh(dense([CLS])), as transformers' *ForSequenceClassification and "
-        "*ForMultipleChoice: exportable)",
+        "classification, multiple_choice: cls (the raw [CLS] state), mean or max (over the token states) or "
+        "pooler (BERT's pooled output tanh(dense([CLS])), as transformers' *ForSequenceClassification and "
+        "*ForMultipleChoice)",
     )
     label_separator: str = opt("|", "multi-label: separator between labels in a text column")
     max_length: int = opt(128, "longest input in tokens (longer inputs are truncated, QA contexts split)")

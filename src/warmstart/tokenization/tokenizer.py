@@ -51,9 +51,19 @@ SPECIAL_TOKENS: dict[str, dict[str, str]] = {
         "unk_token": "<unk>",
         "mask_token": "<mask>",
     },
+    "word": {
+        "pad_token": "[PAD]",
+        "unk_token": "[UNK]",
+        "bos_token": "<S>",
+        "eos_token": "</S>",
+        "mask_token": "[MASK]",
+    },
 }
 # RoBERTa also names <s> and </s> as cls/sep; transformers expects those roles for a RoBERTa-style tokenizer.
-EXTRA_ROLES = {"bpe": {"cls_token": "<s>", "sep_token": "</s>"}}
+EXTRA_ROLES = {
+    "bpe": {"cls_token": "<s>", "sep_token": "</s>"},
+    "word": {"cls_token": "<S>", "sep_token": "</S>"},
+}
 
 ROLES = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token", "bos_token", "eos_token")
 _TRAIN_CMD = "train one with `warmstart tokenizer train ...`"
@@ -96,7 +106,8 @@ class Tokenizer:
         self._pair_max: int | None = None
         self.model_max_length = int(model_max_length)
         model_type = (json.loads(backend.to_str()).get("model") or {}).get("type", "")
-        self.kind = {"WordPiece": "wordpiece", "BPE": "bpe", "Unigram": "unigram"}.get(model_type, model_type)
+        kinds = {"WordPiece": "wordpiece", "BPE": "bpe", "Unigram": "unigram", "WordLevel": "word"}
+        self.kind = kinds.get(model_type, model_type)
         vocab = backend.get_vocab(with_added_tokens=True)
         if roles is None:
             roles = _guess_roles(vocab)

@@ -14,10 +14,11 @@ from warmstart.errors import WarmstartError
 from warmstart.tokenization.sentinels import add_sentinels
 from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
 
-KINDS = ("wordpiece", "bpe", "unigram")
+KINDS = ("wordpiece", "bpe", "unigram", "word")
+WORD_BYTES = 48  # the longest word (UTF-8 bytes) a word tokenizer keeps: ELMo's 50 characters less BOW/EOW
 
 
-_MIN_VOCAB = {"wordpiece": 100, "bpe": 300, "unigram": 100}
+_MIN_VOCAB = {"wordpiece": 100, "bpe": 300, "unigram": 100, "word": 10}
 
 
 def _unknown_kind(kind: str) -> WarmstartError:
@@ -89,9 +90,39 @@ def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show
             max_piece_length=16,
             show_progress=show_progress,
         )
+    elif kind == "word":
+        tok, trainer = _word(vocab_size, min_frequency, specials, show_progress)
     else:  # pragma: no cover - checked by the caller
         raise _unknown_kind(kind)
     return tok, trainer
+
+
+def _word(vocab_size: int, min_frequency: int, specials: list[str], show_progress: bool):
+    """Whole words (ELMo): split on spaces and punctuation, case kept; <S> and </S> around each text."""
+    tok = _HFTokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    tok.post_processor = processors.TemplateProcessing(
+        single="<S> $A </S>", pair="<S> $A </S> $B:1 </S>:1", special_tokens=[("<S>", 2), ("</S>", 3)]
+    )
+    trainer = trainers.WordLevelTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=specials,
+        show_progress=show_progress,
+    )
+    return tok, trainer
+
+
+def _drop_long_words(tok: _HFTokenizer) -> _HFTokenizer:
+    """A word tokenizer without words longer than WORD_BYTES (URLs, chemical names): they read as [UNK]
+    rather than being cut to fit a character model's window."""
+    vocab = tok.get_vocab(with_added_tokens=False)
+    kept = sorted((i, w) for w, i in vocab.items() if len(w.encode("utf-8")) <= WORD_BYTES)
+    if len(kept) == len(vocab):
+        return tok
+    tok.model = models.WordLevel(vocab={w: n for n, (_, w) in enumerate(kept)}, unk_token="[UNK]")
+    return tok
 
 
 def train_tokenizer(
@@ -152,6 +183,8 @@ def train_tokenizer(
         raise WarmstartError("the tokenizer training corpus is empty (no non-blank text)", "check the corpus")
     tok.no_truncation()
     tok.no_padding()
+    if kind == "word":
+        tok = _drop_long_words(tok)
 
     roles = dict(SPECIAL_TOKENS[kind])
     roles.update(EXTRA_ROLES.get(kind, {}))

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from warmstart.train import distributed as ddp
+from warmstart.train.callbacks import callbacks, notify
 from warmstart.train.checkpoint import Checkpointer, step_dirs
 from warmstart.train.guards import StepGuard
 from warmstart.train.logging import RunLogger, progress
@@ -43,8 +44,11 @@ def _resume_dir(run_dir: Path) -> Path:
 class _Fit:
     """One run of the loop: the unit, its optimizer and schedule, the run's state, logger, bar and guard."""
 
-    def __init__(self, unit, train, eval_batches, cfg: TrainConfig, checkpointer: Checkpointer, lr_scales):
+    def __init__(
+        self, unit, train, eval_batches, cfg: TrainConfig, checkpointer: Checkpointer, lr_scales, hooks
+    ):
         self.unit, self.eval_batches, self.cfg, self.ckpt = unit, eval_batches, cfg, checkpointer
+        self.hooks = callbacks(hooks)
         self.device = ddp.device(pick_device(cfg.device))
         unit.to(self.device)
         self.model = ddp.wrap(unit, cfg.fsdp, self.device, cfg.seed)  # torchrun: DDP, or sharded (FSDP)
@@ -136,6 +140,19 @@ class _Fit:
         if cfg.early_stopping and stale >= cfg.early_stopping:
             self.bar.write(f"early stopping: no better {self.metric} in {stale} evaluations")
             state["stopped_early"] = True
+        self.stop_if(step, notify(self.hooks, "on_evaluate", step, dict(self.last_eval)))
+
+    def stop_if(self, step: int, reason: str | None) -> bool:
+        """A callback asked to stop (StopTraining): the run ends at this step, as early stopping does."""
+        if ddp.active() and self.hooks:  # torchrun: every process stops at the same step
+            asked = ddp.sum_all([float(reason is not None)])[0]
+            reason = reason or ("another process's callback asked to stop" if asked else None)
+        if reason is None:
+            return False
+        self.bar.write(f"stopped by a callback after step {step}: {reason}")
+        self.logger.log(step, "stop", {"reason": reason})
+        self.state["stopped_early"] = True
+        return True
 
     def last_checkpoint(self) -> Path | None:
         last = step_dirs(self.ckpt.root)
@@ -157,7 +174,9 @@ class _Fit:
             step * self.cfg.grad_accum
         )  # next batch
         state.update(self.guard.state())
-        return self.ckpt.save(self.unit, self.optimizer, dict(state), self.cfg.keep_last)
+        path = self.ckpt.save(self.unit, self.optimizer, dict(state), self.cfg.keep_last)
+        notify(self.hooks, "on_save", step, path)
+        return path
 
     def result(self, step: int) -> dict:
         return {
@@ -183,8 +202,9 @@ def fit(
     command: str = "train",
 ) -> dict:
     """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
+    ``hooks``: callbacks (train/callbacks.py: on_step, on_evaluate, on_save; StopTraining ends the run).
     ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``)."""
-    run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales)
+    run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales, hooks)
     latest = run.restore(resume)
     run.open_outputs(resume, latest, desc)
     step = run.state["step"]
@@ -204,11 +224,12 @@ def fit(
                 run.validate(step)
             early = bool(run.state.get("stopped_early"))
             signalled = ddp.signal_seen(stop) is not None and step < cfg.steps and not early  # by any process
-            if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps or early or signalled:
+            due = (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps or early or signalled
+            if due:
                 saved = run.save(step)
+            if run.stop_if(step, notify(run.hooks, "on_step", step, loss)) and not due:
+                saved = run.save(step)  # stopped by on_step: this step's checkpoint, as early stopping has
             run.window_start += time.perf_counter() - paused
-            for hook in hooks:
-                hook(step, loss)
             if signalled:
                 raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), command)
     except RuntimeError as exc:  # torchrun: another process died or hung

@@ -152,6 +152,11 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     if not hasattr(unit, "encoder"):
         return _whole_model(unit, cfg)
     encoder = unit.encoder
+    if not hasattr(encoder, "layers"):  # ELMo: its frozen-features task models are not built yet
+        raise WarmstartError(
+            f"finetuning a {encoder.config.model_type} run is not supported yet",
+            "use its features: `warmstart embed RUN --data ... --layer N` (or `warmstart probe`)",
+        )
     layers = len(encoder.layers)
     check(cfg, layers, shared=getattr(encoder.config, "share_layers", False))
     report = {"strategy": cfg.strategy}

@@ -70,4 +70,4 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     except WarmstartError as exc:  # a small corpus may know none of the pairs: the run stands without it
         warnings.warn(f"no projection.png: {exc}", stacklevel=2)
         picture = None
-    return {"run_dir": str(run_dir), "train": stats, "markdown": markdown, "picture": picture}
+    return {"run_dir": str(run_dir), "train": stats, **scores, "markdown": markdown, "picture": picture}

@@ -1,0 +1,153 @@
+"""Which checkpoint of a run `warmstart export` writes, and what the run directory records about it.
+
+A run directory holds ``best/`` (the model with the best validation metric), ``final/`` and
+``checkpoints/step-NNNNNNNN/``. By default export takes the checkpoint warmstart itself uses for that run: for
+a finetuned run ``best`` (what `warmstart predict` and `evaluate` load and ``test_metrics.json`` scores), else
+``final`` (what `finetune --init` and the other pretrained-model commands load); ``--checkpoint best|final|
+step-N`` picks one. A model directory (one holding ``model.safetensors``) is exported as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import read_config
+from warmstart.config import load_yaml
+from warmstart.errors import WarmstartError
+from warmstart.train.rundir import CONFIG_FILE
+
+STEP = re.compile(r"step-0*(\d+)")
+SEED = re.compile(r"seed-\d+")
+NAMED = ("best", "final")
+
+
+@dataclass(frozen=True)
+class Chosen:
+    path: Path  # the model directory exported
+    name: str  # best, final, step-00000012, or "" for a model directory given as such
+    root: Path | None  # the run directory it belongs to (config.yaml, test_metrics.json), when known
+    reason: str  # why this one, for the export's output line and the model card
+
+    def says(self) -> str:
+        """E.g. "RUN/best (best: ...)"; a model directory given as such: just its path."""
+        return f"{self.path} ({self.name}: {self.reason})" if self.name else str(self.path)
+
+
+def _is_model(d: Path) -> bool:
+    return (d / "model.safetensors").is_file() and (d / "config.json").is_file()
+
+
+def _steps(run: Path) -> list[Path]:
+    found = run / "checkpoints"
+    return sorted(p for p in found.glob("step-*") if _is_model(p)) if found.is_dir() else []
+
+
+def _available(run: Path) -> str:
+    names = [n for n in NAMED if _is_model(run / n)] + [p.name for p in _steps(run)]
+    seeds = sorted(p.name for p in run.glob("seed-*") if SEED.fullmatch(p.name))
+    if not names and seeds:  # a run of several seeds: each has its own checkpoints
+        return f"none (it holds one run per seed: pass one of {', '.join(seeds[:4])})"
+    return ", ".join(names) or "none"
+
+
+def _finetuned(d: Path) -> bool:
+    return RunCard.read(read_config(d)).finetuned
+
+
+def _best_info(d: Path) -> str:
+    try:
+        info = json.loads((d / "best.json").read_text(encoding="utf-8"))
+        return f"step {info['step']}, validation {info['metric']} {float(info['value']):.4g}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "the best validation metric"
+
+
+def _named(run: Path, name: str) -> Path:
+    if name in NAMED:
+        return run / name
+    m = STEP.fullmatch(name)
+    if m is None:
+        raise WarmstartError(
+            f"--checkpoint {name} is not a checkpoint name", f"use best, final or step-N ({_available(run)})"
+        )
+    return run / "checkpoints" / f"step-{int(m.group(1)):08d}"
+
+
+def choose(run: str | Path, checkpoint: str | None = None) -> Chosen:
+    """The checkpoint of ``run`` to export: ``checkpoint`` (best, final, step-N) when given, else the one
+    warmstart uses for the run (module docstring). Missing ones are refused naming those the run has."""
+    run = Path(run)
+    if _is_model(run):
+        if checkpoint is not None:
+            raise WarmstartError(
+                f"{run} is a model directory, not a run: --checkpoint picks one inside a run directory",
+                f"pass the run directory with --checkpoint {checkpoint}, or drop --checkpoint",
+            )
+        read_config(run)  # a damaged config.json fails here, in one clear line
+        return Chosen(run, "", run_root(run), "")
+    if not run.is_dir():
+        raise WarmstartError(f"{run} is not a directory", "pass a run directory or a model directory")
+    if checkpoint is not None:
+        d = _named(run, checkpoint)
+        if not _is_model(d):
+            raise WarmstartError(
+                f"{run} has no checkpoint {checkpoint}", f"pick one it has: {_available(run)}"
+            )
+        read_config(d)
+        return Chosen(d, d.name, run, _reason(d, chosen=True))
+    for d in [run / "best", run / "final", *_steps(run)[::-1]]:
+        if _is_model(d) and (d.name != "best" or _finetuned(d) or not _is_model(run / "final")):
+            return Chosen(d, d.name, run, _reason(d, chosen=False))
+    raise WarmstartError(
+        f"no model found in {run}",
+        f"pass a run directory or a checkpoint directory from warmstart (here: {_available(run)})",
+    )
+
+
+def _reason(d: Path, chosen: bool) -> str:
+    if d.name == "best":
+        scored = "; predict, evaluate and test_metrics.json use it" if _finetuned(d) else ""
+        return f"{_best_info(d)}{scored}"
+    if d.name == "final":
+        if chosen:
+            return "the model at the end of training" + (
+                "; test_metrics.json scores best, not this one" if _is_model(d.parent / "best") else ""
+            )
+        if _finetuned(d):
+            return "the model at the end of training: the run has no best/"
+        return "the model at the end of training, as `finetune --init` uses it"
+    return "a step checkpoint" + ("" if chosen else ": the run has no best/ or final/ yet")
+
+
+def config_file(root: Path | None) -> Path | None:
+    """The config.yaml of the run directory ``root``: its own, or for one seed of several (ROOT/seed-N) the
+    one of ROOT; None when there is none."""
+    if root is None:
+        return None
+    for d in (root, root.parent) if SEED.fullmatch(root.name) else (root,):
+        if (d / CONFIG_FILE).is_file():
+            return d / CONFIG_FILE
+    return None
+
+
+def run_root(d: Path) -> Path | None:
+    """The run directory a model directory belongs to (RUN/best, RUN/final, RUN/checkpoints/step-N), found
+    by its config.yaml; None for a model directory of its own."""
+    if d.name in NAMED:
+        root = d.parent
+    elif STEP.fullmatch(d.name) and d.parent.name == "checkpoints":
+        root = d.parent.parent
+    else:
+        return None
+    return root if config_file(root) is not None else None
+
+
+def run_config(root: Path | None) -> dict:
+    """The run's config.yaml as a dict ({} when there is none or it is not a mapping)."""
+    path = config_file(root)
+    data = load_yaml(path) if path is not None else {}
+    return data if isinstance(data, dict) else {}
