@@ -94,6 +94,12 @@ def _build(build, d: Path, weights: bool = True):
     return build_within_memory(build, source, f"check the sizes in {source} (vocab_size, hidden_size, ...)")
 
 
+def task_encoder(encoder):
+    """What a task head goes on: the encoder itself, or what its family builds for tasks (ELMo: the biLM's
+    layers mixed, then a task biLSTM)."""
+    return encoder.task_encoder() if hasattr(encoder, "task_encoder") else encoder
+
+
 def backbone(unit):
     """The model inside a training unit: ``model`` (decoders, encoder-decoders) or ``encoder`` (BERT)."""
     return unit.model if hasattr(unit, "model") else unit.encoder
@@ -140,7 +146,7 @@ def load_finetuned(path: str | Path):
     labels = card.labels
     tokenizer = Tokenizer.load(d)
     task.bind(tokenizer, config_json, family_of(config_json))
-    unit = _build(lambda: task.build(model_cls(cfg), labels), d)
+    unit = _build(lambda: task.build(task_encoder(model_cls(cfg)), labels), d)
     state = read_tensors(d / "model.safetensors")
     missing, unexpected = unit.load_state_dict(state, strict=False)
     if missing or unexpected:

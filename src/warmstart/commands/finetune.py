@@ -22,7 +22,7 @@ import torch
 
 from warmstart import config as C
 from warmstart.checkpoints.card import checkpoint_config
-from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config
+from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config, task_encoder
 from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.data.subsets import check_fraction
@@ -121,7 +121,10 @@ def finetune(
         check = functools.partial(C.from_dict, FinetuneConfig)
         cfg = C.from_dict(FinetuneConfig, resumed_settings(resume, flags, overrides, check))
     else:
-        cfg = resolve(config_file, flags or {}, list(overrides))
+        explicit = C.layered(
+            defaults=DEFAULTS, config_file=config_file, flags=flags, overrides=list(overrides)
+        )
+        cfg = C.from_dict(FinetuneConfig, explicit)
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
     if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
@@ -135,6 +138,12 @@ def finetune(
     # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
     encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
+    if hasattr(encoder, "task_encoder") and not resume and "strategy" not in explicit.get("strategy", {}):
+        print(
+            "an ELMo run: strategy frozen (its biLM as features; --strategy full trains it too)",
+            file=sys.stderr,
+        )
+        cfg = dataclasses.replace(cfg, strategy=dataclasses.replace(cfg.strategy, strategy="frozen"))
     task.bind(tokenizer, config_json, family_of(config_json))
     records, dataset_name = task.read_splits(cfg)
     fingerprint = records_fingerprint(records)
@@ -142,7 +151,7 @@ def finetune(
         check_fingerprint(Path(resume), fingerprint)
     labels = task.labels(records["train"])
     counts = label_counts(records["train"])
-    apply_strategy(task.build(encoder, labels), cfg.strategy, cfg.train.seed)
+    apply_strategy(task.build(task_encoder(encoder), labels), cfg.strategy, cfg.train.seed)
     features = {
         s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
     }
@@ -192,11 +201,15 @@ def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts) -> di
     return results
 
 
+def _layer_names(mix) -> list[str]:
+    return ["token layer"] + [f"lstm {i}" for i in range(1, len(mix.scalars))]
+
+
 def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:
     seed = cfg.train.seed
     torch.manual_seed(seed)
     encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
-    unit = task.build(encoder, labels)
+    unit = task.build(task_encoder(encoder), labels)
     report = apply_strategy(unit, cfg.strategy, seed)
     if ddp.is_main():
         print(describe(report), file=sys.stderr)
@@ -232,6 +245,14 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
     }
     if parts is not None:
         metrics["breakdown"] = parts
+    mix = getattr(getattr(best, "encoder", None), "mix", None)
+    if mix is not None:  # ELMo: which biLM layers the task chose (token layer, then LSTM 1, 2, ...)
+        metrics["layer_mix"] = mix.weights()
+        if ddp.is_main():
+            shown = ", ".join(
+                f"{name} {w:.3f}" for name, w in zip(_layer_names(mix), mix.weights()["weights"])
+            )
+            print(f"layer mix of the best model: {shown}, gamma {mix.weights()['gamma']:.3f}")
     if ddp.is_main():
         write_json(metrics, run_dir / "test_metrics.json")
         shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")

@@ -171,3 +171,9 @@ class ElmoModel(nn.Module):
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.softmax(hidden)
+
+    def task_encoder(self) -> nn.Module:
+        """What a finetuned task builds on: this biLM, its layers mixed, a task biLSTM (elmo_task.py)."""
+        from warmstart.models.elmo_task import ElmoTaskEncoder  # it builds on this module
+
+        return ElmoTaskEncoder(self)

@@ -143,6 +143,28 @@ def reinit_top(encoder: nn.Module, k: int) -> None:
         init_weights(encoder.pooler, std)
 
 
+def _features_encoder(unit: nn.Module, encoder: nn.Module, cfg: StrategyConfig) -> dict:
+    """An encoder whose task part (``TASK_PARAMETERS``: ELMo's layer mix and task biLSTM) always trains:
+    ``frozen`` keeps the rest as pretrained (and without dropout), ``full`` trains everything."""
+    if cfg.strategy not in ("frozen", "full") or cfg.reinit_top_k or cfg.layer_lr_decay != 1.0:
+        raise WarmstartError(
+            f"an ELMo run finetunes with strategy frozen (the biLM as features) or full, not {cfg.strategy} "
+            "(nor with reinit_top_k or layer_lr_decay)",
+            "use --strategy frozen (the default for ELMo) or --strategy full",
+        )
+    for name, p in unit.named_parameters():
+        inner = name.removeprefix("encoder.")
+        p.requires_grad_(cfg.strategy == "full" or inner == name or inner.startswith(encoder.TASK_PARAMETERS))
+    if cfg.strategy == "frozen":
+        no_dropout(encoder.bilm)
+    trainable = sum(p.numel() for p in unit.parameters() if p.requires_grad)
+    return {
+        "strategy": cfg.strategy,
+        "trainable": trainable,
+        "total": sum(p.numel() for p in unit.parameters()),
+    }
+
+
 def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     """Re-init, add LoRA and freeze ``unit`` in place; returns counts for the run log and ``describe``.
 
@@ -152,11 +174,8 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
     if not hasattr(unit, "encoder"):
         return _whole_model(unit, cfg)
     encoder = unit.encoder
-    if not hasattr(encoder, "layers"):  # ELMo: its frozen-features task models are not built yet
-        raise WarmstartError(
-            f"finetuning a {encoder.config.model_type} run is not supported yet",
-            "use its features: `warmstart embed RUN --data ... --layer N` (or `warmstart probe`)",
-        )
+    if hasattr(encoder, "TASK_PARAMETERS"):  # ELMo's task encoder: a frozen biLM, or all of it
+        return _features_encoder(unit, encoder, cfg)
     layers = len(encoder.layers)
     check(cfg, layers, shared=getattr(encoder.config, "share_layers", False))
     report = {"strategy": cfg.strategy}
