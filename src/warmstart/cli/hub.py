@@ -4,9 +4,21 @@ from __future__ import annotations
 
 
 def _import(a):
-    from warmstart.hub.convert import import_hf
+    from warmstart.errors import WarmstartError
 
-    out = import_hf(a.src, a.out, overwrite=a.overwrite, generator=a.generator)
+    elmo = str(a.src).startswith("elmo:")
+    if elmo and a.generator is not None:
+        raise WarmstartError("--generator goes with an ELECTRA discriminator, not an ELMo release", "drop it")
+    if not elmo and a.vocab is not None:
+        raise WarmstartError("--vocab goes with an ELMo release (elmo:OPTIONS.json:WEIGHTS.hdf5)", "drop it")
+    if elmo:
+        from warmstart.hub.elmo_release import import_elmo
+
+        out = import_elmo(a.src, a.out, a.vocab, overwrite=a.overwrite)
+    else:
+        from warmstart.hub.convert import import_hf
+
+        out = import_hf(a.src, a.out, overwrite=a.overwrite, generator=a.generator)
     print(f"imported {a.src} into {out} (use it with --init)")
 
 
@@ -24,9 +36,14 @@ def _export(a):
 
 def add_import(sub) -> None:
     im = sub.add_parser(
-        "import", help="a transformers checkpoint (bert, gpt2, t5, bart) as a warmstart model"
+        "import",
+        help="a transformers checkpoint (bert, gpt2, t5, bart) or an ELMo release as a warmstart model",
     )
-    im.add_argument("src", help="a local transformers model directory, or a hub id (needs huggingface_hub)")
+    im.add_argument(
+        "src",
+        help="a local transformers model directory, a hub id (needs huggingface_hub), or "
+        "elmo:OPTIONS.json:WEIGHTS.hdf5: an original ELMo release (bilm-tf / AllenNLP; with --vocab)",
+    )
     im.add_argument(
         "--out", required=True, help="the warmstart model directory to write (use it with --init)"
     )
@@ -36,6 +53,11 @@ def add_import(sub) -> None:
         metavar="SRC",
         help="ELECTRA: the generator (ElectraForMaskedLM) beside the discriminator SRC, giving the whole "
         "electra run (default: SRC/generator when there is one)",
+    )
+    im.add_argument(
+        "--vocab",
+        metavar="VOCAB.txt",
+        help="ELMo: the release's vocabulary file, one word per line (the words the model reads)",
     )
     im.set_defaults(func=_import)
 
