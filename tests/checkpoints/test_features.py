@@ -15,7 +15,9 @@ from warmstart.nn.pooling import check_layer
 from warmstart.tasks.base import encoder_inputs
 
 
-@pytest.mark.parametrize("layer", ["last", "second_to_last", "sum_last4", "concat_last4", "0", "2", "-1"])
+@pytest.mark.parametrize(
+    "layer", ["last", "second_to_last", "sum_last4", "concat_last4", "average", "0", "2", "-1"]
+)
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
 def test_embed_selects_the_layer_and_pools(tiny_pretrained, wiki_extracts, layer, pooling):
     encoder, tok, _ = load_encoder(tiny_pretrained)
@@ -32,7 +34,10 @@ def test_embed_selects_the_layer_and_pools(tiny_pretrained, wiki_extracts, layer
         with torch.no_grad():
             states = encoder.hidden_states(b["input_ids"], b["attention_mask"], b["token_type_ids"])
         index = {"last": -1, "second_to_last": -2}.get(layer, None)
-        h = states[index if index is not None else int(layer)][0]
+        if layer == "average":  # the embeddings' and each layer's states, weighted alike
+            h = torch.stack(states).mean(0)[0]
+        else:
+            h = states[index if index is not None else int(layer)][0]
         want = h[0] if pooling == "cls" else h.mean(0)
         assert np.allclose(got[i], want.numpy(), atol=1e-5)
     assert np.allclose(states[-1], encoder(b["input_ids"], b["attention_mask"]).detach(), atol=1e-6)

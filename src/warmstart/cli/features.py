@@ -133,7 +133,8 @@ def add_embed(sub) -> None:
     em.add_argument(
         "--layer",
         default="last",
-        help="last, second_to_last, sum_last4, concat_last4, or an index (0 = embeddings)",
+        help="last, second_to_last, sum_last4, concat_last4, average (of all layers), or an index "
+        "(0 = embeddings; ELMo: the token layer)",
     )
     em.add_argument(
         "--pooling",

@@ -9,8 +9,13 @@ loop in Python (slower; without clipping it computes what ``nn.LSTM`` does, test
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 from torch import nn
+
+# torch says once per process that its oneDNN kernels have no projection: true, and nothing a user can act on
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
 
 def reverse(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -1,7 +1,7 @@
 """Hidden states as features: choose layers (``--layer``) and pool them (``cls``, ``mean`` or ``max``).
 
-Layer spec: ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
-[embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer)."""
+Layer spec: ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, ``average`` (of all), or an index
+into [embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from warmstart.errors import WarmstartError
 
-NAMED_LAYERS = ("last", "second_to_last", "sum_last4", "concat_last4")
+NAMED_LAYERS = ("last", "second_to_last", "sum_last4", "concat_last4", "average")
 
 
 POOLING = ("cls", "mean", "max")
@@ -45,6 +45,8 @@ def select(states: list[torch.Tensor], spec: str) -> torch.Tensor:
         return torch.stack(states[-4:]).sum(0)
     if spec == "concat_last4":
         return torch.cat(states[-4:], dim=-1)
+    if spec == "average":  # every layer, the embeddings' (ELMo: the token layer) included, weighted alike
+        return torch.stack(states).mean(0)
     return states[int(spec)]
 
 
