@@ -179,3 +179,40 @@ def test_weights_broken_by_an_update_are_never_written(tmp_path):
 def test_a_learning_rate_above_one_is_refused():
     with pytest.raises(WarmstartError, match=r"train.lr must be in \[0, 1\]"):
         TrainConfig(lr=10.0)
+
+
+def test_with_rollback_an_update_that_breaks_a_weight_is_undone(tmp_path):
+    """train.rollback: the update of step 3 (made to overflow a weight, as a huge step would) is rolled back,
+    weights and Adam state, and counted as a bad step; the run goes on and ends with finite weights."""
+    unit = Toy()
+    cfg = TrainConfig(**{**BASE, "eval_at_start": False, "rollback": True})
+    taken = {}
+
+    def snapshot(step, loss):
+        taken[step] = {k: v.clone() for k, v in unit.state_dict().items()}
+
+    ckpt = Checkpointer(tmp_path, {})
+    real_step = torch.optim.AdamW.step
+
+    def overflowing(self, *args, **kwargs):
+        out = real_step(self, *args, **kwargs)
+        if len(taken) == 2:  # the third update
+            with torch.no_grad():
+                unit.w.bias.fill_(float("inf"))
+        return out
+
+    torch.optim.AdamW.step = overflowing
+    try:
+        result = fit(unit, Data(), [Data().batch(100)], cfg, ckpt, hooks=[snapshot])
+    finally:
+        torch.optim.AdamW.step = real_step
+    assert result["step"] == 8 and result["bad_steps"] == 1
+    assert same(taken[3], taken[2]) and not same(taken[4], taken[3])  # undone, then training went on
+    bad = read_metrics(tmp_path, "bad_step")
+    assert [(r["step"], r["problem"]) for r in bad] == [
+        (3, "w.bias non-finite after the update (rolled back)")
+    ]
+    final = load_file(str(tmp_path / "final" / "model.safetensors"))
+    assert all(torch.isfinite(t).all() for t in final.values())
+    skipped, _ = train(tmp_path / "skip", Data(bad=[3]))  # the same step skipped by the NaN guard instead
+    assert all(same(taken[k], skipped[k]) for k in taken)  # Adam's state came back too: the same run

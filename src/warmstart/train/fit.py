@@ -99,9 +99,31 @@ class _Fit:
         grad_norm = None if norm is None else float(norm)
         problem = self.guard.problem(loss, grad_norm)
         if problem is None:
-            self.optimizer.step()
+            problem = self.update()
         self.optimizer.zero_grad(set_to_none=True)
         return lr, loss, grad_norm, problem
+
+    def update(self) -> str | None:
+        """The optimizer step; with ``train.rollback``, undone (and named as the step's problem) when it left
+        a weight non-finite."""
+        if not self.cfg.rollback:
+            self.optimizer.step()
+            return None
+        weights = [p.detach().clone() for p in self.unit.parameters()]
+        state = {p: {k: v.clone() if torch.is_tensor(v) else v for k, v in s.items()}
+                 for p, s in self.optimizer.state.items()}  # fmt: skip
+        self.optimizer.step()
+        name = self.guard.nonfinite_weight(self.unit)
+        if ddp.active() and ddp.sum_all([float(name is not None)])[0] and name is None:
+            name = "a weight of another process"
+        if name is None:
+            return None
+        with torch.no_grad():
+            for p, saved in zip(self.unit.parameters(), weights):
+                p.copy_(saved)
+        self.optimizer.state.clear()
+        self.optimizer.state.update(state)
+        return f"{name} non-finite after the update (rolled back)"
 
     def report(self, step: int, lr: float, loss: float, grad_norm: float | None, problem: str | None) -> None:
         cfg, bar = self.cfg, self.bar

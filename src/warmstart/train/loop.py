@@ -53,6 +53,12 @@ class TrainConfig:
     max_bad_steps: int = opt(
         10, "skip up to N steps with a NaN/inf loss or gradient norm (no update), then stop (0: at the first)"
     )
+    rollback: bool = opt(
+        False,
+        "copy the weights and optimizer state before each update and roll the step back (a bad step) when "
+        "the update leaves a NaN/inf weight; costs a copy per step (about 10 ms per 11M parameters on 2 "
+        "cores). Off: such weights stop the run and are never written",
+    )
     spike_factor: float = opt(
         10.0, "log a grad_spike record when the gradient norm exceeds this x its running median (0 = off)"
     )
