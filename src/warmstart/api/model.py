@@ -101,7 +101,7 @@ class Model:
         single = isinstance(texts, str)
         texts = [texts] if single else list(texts)
         pooling, normalize, declared_length = sentence_options(self.card, pooling, normalize)
-        limit = getattr(self._encoder.config, "max_position_embeddings", 512)
+        limit = getattr(self._encoder.config, "max_length", None) or 512  # None: no learned positions
         length = max_length or min(declared_length or limit, limit)
         vectors = embed(self._encoder, self.tokenizer, texts, layer, pooling, length)
         if normalize:

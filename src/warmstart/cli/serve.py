@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 
 def _serve(a):
     from warmstart.serve.limits import Limits
     from warmstart.serve.run import serve
 
-    limits = Limits(
-        max_chars=a.max_chars,
-        max_new_tokens=a.max_new_tokens,
-        timeout=a.timeout,
-        header_timeout=a.header_timeout,
-        keep_alive=a.keep_alive,
-        max_per_client=a.max_per_client,
-        max_batch=a.max_batch,
-    )
+    given = {f.name: getattr(a, f.name) for f in dataclasses.fields(Limits) if hasattr(a, f.name)}
+    limits = Limits(**given)  # each flag --x-y is the field x_y
     serve(a.run, a.host, a.port, limits)
 
 

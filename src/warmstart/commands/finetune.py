@@ -88,9 +88,13 @@ DEFAULTS = {
 }
 
 
+def settings(config_file: str | None, flags: dict | None, overrides) -> dict:
+    """A new run's settings as given: defaults < config file < flags < overrides."""
+    return C.layered(defaults=DEFAULTS, config_file=config_file, flags=flags, overrides=list(overrides))
+
+
 def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> FinetuneConfig:
-    explicit = C.layered(defaults=DEFAULTS, config_file=config_file, flags=flags, overrides=overrides)
-    return C.from_dict(FinetuneConfig, explicit)
+    return C.from_dict(FinetuneConfig, settings(config_file, flags, overrides))
 
 
 def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
@@ -121,9 +125,7 @@ def finetune(
         check = functools.partial(C.from_dict, FinetuneConfig)
         cfg = C.from_dict(FinetuneConfig, resumed_settings(resume, flags, overrides, check))
     else:
-        explicit = C.layered(
-            defaults=DEFAULTS, config_file=config_file, flags=flags, overrides=list(overrides)
-        )
+        explicit = settings(config_file, flags, overrides)
         cfg = C.from_dict(FinetuneConfig, explicit)
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")

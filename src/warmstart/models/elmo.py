@@ -72,12 +72,6 @@ class ElmoConfig:
     def num_hidden_layers(self) -> int:
         return self.num_layers
 
-    @property
-    def hidden_dropout_prob(self) -> float:  # what a task head's dropout reads (BERT's name)
-        return self.dropout
-
-    initializer_range = 0.02  # the std a task head starts with (BERT's name)
-
 
 class ElmoModel(nn.Module):
     """``forward(input_ids, attention_mask=None)`` -> (B, T, 2P) top biLM layer; ``hidden_states`` -> every

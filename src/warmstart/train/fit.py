@@ -113,9 +113,7 @@ class _Fit:
         state = {p: {k: v.clone() if torch.is_tensor(v) else v for k, v in s.items()}
                  for p, s in self.optimizer.state.items()}  # fmt: skip
         self.optimizer.step()
-        name = self.guard.nonfinite_weight(self.unit)
-        if ddp.active() and ddp.sum_all([float(name is not None)])[0] and name is None:
-            name = "a weight of another process"
+        name = self.nonfinite_weight()
         if name is None:
             return None
         with torch.no_grad():
@@ -180,11 +178,16 @@ class _Fit:
         last = step_dirs(self.ckpt.root)
         return last[-1][1] if last else None
 
-    def check_weights(self, step: int) -> None:
-        """Refuse to write weights that hold NaN or inf: the last good checkpoint stays the last one."""
+    def nonfinite_weight(self) -> str | None:
+        """The parameter holding NaN or inf, in this process or (torchrun: all agree) another one."""
         name = self.guard.nonfinite_weight(self.unit)
         if ddp.active() and ddp.sum_all([float(name is not None)])[0] and name is None:
-            name = "a parameter of another process"  # torchrun: every process stops alike
+            name = "a parameter of another process"
+        return name
+
+    def check_weights(self, step: int) -> None:
+        """Refuse to write weights that hold NaN or inf: the last good checkpoint stays the last one."""
+        name = self.nonfinite_weight()
         if name is not None:
             raise self.guard.broken(step, name, self.last_checkpoint())
 
