@@ -8,11 +8,13 @@ from warmstart.models.bert import BertConfig, BertModel
 from warmstart.models.elmo import ElmoConfig, ElmoModel
 from warmstart.models.gpt2 import GPT2Config, GPT2Model
 from warmstart.models.t5 import T5Config, T5Model
+from warmstart.models.xlnet import XLNetConfig, XLNetModel
 from warmstart.objectives.bilm import BiLM
 from warmstart.objectives.clm import CausalLM
 from warmstart.objectives.denoising import Denoising
 from warmstart.objectives.mlm import MaskedLM
 from warmstart.objectives.nsp_sop import NextSentenceLM, SentenceOrderLM
+from warmstart.objectives.plm import PermutationLM
 from warmstart.objectives.replaced_token import ReplacedTokenDetection
 from warmstart.objectives.span_corruption import SpanCorruption
 from warmstart.tasks.classification import ClassificationTask
@@ -28,6 +30,7 @@ MODELS = {
     "t5": (T5Config, T5Model),
     "bart": (BartConfig, BartModel),
     "elmo": (ElmoConfig, ElmoModel),
+    "xlnet": (XLNetConfig, XLNetModel),
 }
 OBJECTIVES = {
     "mlm": MaskedLM,
@@ -38,6 +41,7 @@ OBJECTIVES = {
     "span_corruption": SpanCorruption,
     "denoising": Denoising,
     "bilm": BiLM,
+    "plm": PermutationLM,
 }
 # a family's own objective: the first registered objective that trains it (objectives declare ``families``)
 DEFAULT_OBJECTIVE = {f: name for name, unit in reversed(OBJECTIVES.items()) for f in unit.families}

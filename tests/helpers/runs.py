@@ -182,3 +182,23 @@ def stop_at(step_to_die: int):
             raise Interrupt
 
     return hook
+
+
+def validation_records(run: Path) -> list[dict]:
+    """The validation rows of a run's metrics.jsonl, in order."""
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["split"] == "validation"]
+
+
+def assert_resumes_exactly(args, full: Path, cut: Path, stop: int, steps: int) -> None:
+    """A run of ``args(cut)`` (pretrain's keyword arguments) killed after step ``stop`` and resumed ends
+    at step ``steps`` with the final weights of the uninterrupted run ``full``, bit for bit."""
+    import pytest
+
+    from warmstart.commands.pretrain import pretrain
+
+    with pytest.raises(Interrupt):
+        pretrain(**args(cut), hooks=[stop_at(stop)])
+    resumed = pretrain(None, None, {}, [], resume=str(cut))
+    assert resumed["step"] == steps
+    assert same_tensors(final_weights(full), final_weights(cut))

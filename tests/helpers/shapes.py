@@ -17,6 +17,7 @@ SHAPES = {
         "model.encoder_attention_heads=2", "model.decoder_attention_heads=2", "model.encoder_ffn_dim=64",
         "model.decoder_ffn_dim=64", "model.max_position_embeddings=64",
     ],
+    "xlnet": ["model.d_model=32", "model.n_layer=2", "model.n_head=2", "model.d_inner=64"],
 }  # fmt: skip
 
 

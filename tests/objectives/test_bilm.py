@@ -2,14 +2,13 @@
 the fused training path equals the plain one), pretraining lowers the validation perplexity of both
 directions, and an interrupted run resumes bit for bit."""
 
-import json
+import functools
 
 import pytest
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
 
-from tests.helpers.runs import Interrupt, stop_at
+from tests.helpers.runs import assert_resumes_exactly, validation_records
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.shard_writer import prepare_shards
 from warmstart.models.elmo import ElmoConfig, ElmoModel
@@ -65,17 +64,11 @@ def run_args(root, out):
 
 def test_pretraining_lowers_both_perplexities_and_resumes_exactly(word_shards, tmp_path):
     root, _ = word_shards
-    full = pretrain(**run_args(root, tmp_path / "full"))
-    records = [json.loads(x) for x in open(tmp_path / "full" / "metrics.jsonl")]
-    evals = [r for r in records if r["split"] == "validation"]
+    pretrain(**run_args(root, tmp_path / "full"))
+    evals = validation_records(tmp_path / "full")
     first, last = evals[0], evals[-1]
     assert first["step"] == 0 and last["step"] == 8
     for side in ("forward", "backward"):
         assert last[f"{side}_perplexity"] < 0.8 * first[f"{side}_perplexity"], (side, first, last)
-    with pytest.raises(Interrupt):
-        pretrain(**run_args(root, tmp_path / "cut"), hooks=[stop_at(6)])
-    resumed = pretrain(None, None, {}, [], resume=str(tmp_path / "cut"))
-    assert resumed["step"] == full["step"] == 8
-    a = load_file(str(tmp_path / "full" / "final" / "model.safetensors"))
-    b = load_file(str(tmp_path / "cut" / "final" / "model.safetensors"))
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    args = functools.partial(run_args, root)
+    assert_resumes_exactly(args, tmp_path / "full", tmp_path / "cut", stop=6, steps=8)

@@ -11,7 +11,10 @@ transformers' own ``id2label`` / ``label2id`` / ``num_labels``; runs written bef
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
+
+from warmstart.registry import family
 
 KEYS = ("arch", "objective", "tokenizer", "task", "imported_from", "hf_model_type")
 
@@ -70,8 +73,13 @@ def _id2label(config_json: dict) -> list[str]:
 
 
 def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:
-    """config.json of a finetuned model: the encoder's, the task's architecture, and the label map."""
+    """config.json of a finetuned model: the encoder's, the task's architecture in the family's name
+    (XLNetForSequenceClassification; BERT's name where the family has no transformers class: ELMo), and the
+    label map."""
     card = dataclasses.replace(
         RunCard.read(config_json), task=dataclasses.asdict(task.cfg), labels=list(labels)
     )
-    return card.write({**config_json, "architectures": [task.hf_architecture]})
+    lm_class = family(card.arch).objective.hf_architecture
+    base = re.match(r"(.+?)(For[A-Z]\w*|LMHeadModel|Model)$", lm_class)
+    name = task.hf_architecture if base is None else base[1] + task.hf_architecture.removeprefix("Bert")
+    return card.write({**config_json, "architectures": [name]})

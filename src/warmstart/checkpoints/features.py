@@ -17,6 +17,11 @@ from warmstart.nn.pooling import check_layer, pool, select
 from warmstart.tasks.base import encoder_inputs
 
 
+def _cls_at_end(encoder) -> bool:
+    """Whether the model's class token closes the text (XLNet) instead of opening it."""
+    return bool(getattr(encoder, "cls_at_end", False))
+
+
 @torch.no_grad()
 def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
     """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
@@ -37,7 +42,7 @@ def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_le
     check_layer(layer, encoder.config.num_hidden_layers)
     out: np.ndarray | None = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        vectors = pool(select(states, layer), mask, pooling).float().numpy()
+        vectors = pool(select(states, layer), mask, pooling, _cls_at_end(encoder)).float().numpy()
         if out is None:
             out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         out[idx] = vectors
@@ -48,7 +53,7 @@ def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int)
     """(L + 1, len(texts), H): pooled features of the embeddings and of every layer."""
     out = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        pooled = torch.stack([pool(s, mask, pooling) for s in states]).float().numpy()
+        pooled = torch.stack([pool(s, mask, pooling, _cls_at_end(encoder)) for s in states]).float().numpy()
         if out is None:
             out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
         out[:, idx] = pooled

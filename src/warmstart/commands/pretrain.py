@@ -94,7 +94,7 @@ def pretrain(
     init = None
     if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
         init, cfg = _open_init(cfg, explicit)
-    cfg = _word_tokenizer(cfg)
+    cfg = _recipe_tokenizer(cfg)
     tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
     if init is not None:  # with --shards, the tokenizer is the one the shards were made with
         check_tokenizer(init, tokenizer, "shards' tokenizer" if shards_dir else "tokenizer given")
@@ -218,19 +218,21 @@ def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
     return shards
 
 
-def _word_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
-    """A recipe that reads whole words (ELMo) given a corpus and no tokenizer: a word tokenizer of the
-    corpus's train split, trained once into the cache (``tokenizers/word-KEY``, the key a hash of the corpus
-    and split settings and the vocabulary size) and named in the run's config."""
+def _recipe_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
+    """A recipe that names its tokenizer kind (ELMo: word, XLNet: unigram), given a corpus and no
+    tokenizer: a tokenizer of that kind trained on the corpus's train split once, into the cache
+    (``tokenizers/KIND-KEY``, the key a hash of the corpus, the split settings and the vocabulary size),
+    and named in the run's config."""
     d = cfg.data
-    if d.tokenizer or d.shards or d.tokenizer_kind != "word" or not d.corpus:
+    if d.tokenizer or d.shards or not d.tokenizer_kind or not d.corpus:
         return cfg
-    key = json.dumps([d.corpus, d.split_seed, d.txt_mode, d.text_column, d.word_vocab_size])
-    out = cache_dir() / "tokenizers" / f"word-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    key = json.dumps([d.corpus, d.split_seed, d.txt_mode, d.text_column, d.vocab_size])
+    kind = d.tokenizer_kind
+    out = cache_dir() / "tokenizers" / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     if not (out / "tokenizer.json").is_file():
-        print(f"training a word tokenizer ({d.word_vocab_size:,} words) of {', '.join(d.corpus)} into {out}")
+        print(f"training a {kind} tokenizer ({d.vocab_size:,} tokens) of {', '.join(d.corpus)} into {out}")
         texts = corpus_texts(d.corpus, options(d), "train")
-        train_tokenizer(texts, "word", d.word_vocab_size, out, overwrite=out.exists())
+        train_tokenizer(texts, kind, d.vocab_size, out, overwrite=out.exists())
     return dataclasses.replace(cfg, data=dataclasses.replace(d, tokenizer=str(out)))
 
 

@@ -23,9 +23,10 @@ class DataConfig:
     tokenizer_kind: str | None = opt(
         None, "the tokenizer kind a recipe needs (checked before training): wordpiece, bpe, unigram or word"
     )
-    word_vocab_size: int = opt(
+    vocab_size: int = opt(
         30000,
-        "word recipes (ELMo) given --corpus and no --tokenizer: the words of the tokenizer trained for it",
+        "a recipe that names its tokenizer kind (ELMo: word, XLNet: unigram), given --corpus and no "
+        "--tokenizer: the size of the tokenizer trained for it (once, into the cache)",
     )
     seq_len: int = opt(128, "tokens per packed training sequence, special tokens included")
     text_column: str = opt("text", "column holding the text in csv/tsv/jsonl/parquet files")

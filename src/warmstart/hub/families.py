@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import torch
 
 from warmstart.errors import WarmstartError
-from warmstart.models import bart, bert, gpt2, t5
+from warmstart.models import bart, bert, gpt2, t5, xlnet
 from warmstart.nn.mlp import ACTIVATIONS
 from warmstart.registry import MODELS
 
-SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart")
+SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart", "xlnet")
 TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
 # heads of other transformers classes: never part of the base model, dropped on import with a warning
 DROPPED = ("cls.seq_relationship.", "classifier.", "qa_outputs.", "score.", "classification_head.",
@@ -159,6 +159,12 @@ FAMILIES = {
               ("lm_head.weight", "model.shared.weight")),
         only_ours=frozenset({"layer_norm_eps"}), arch="bart",
     ),
+    "xlnet": Family(
+        "plm", "transformer.", "encoder.", "XLNetLMHeadModel", lambda c: [(xlnet.HF_KEYS, [], c.n_layer)],
+        "ff_activation", heads=(("encoder.lm_bias", "lm_loss.bias"),),
+        tied=(("lm_loss.weight", "transformer.word_embedding.weight"),),
+        only_ours=frozenset({"max_length", "pooler"}), arch="xlnet",
+    ),
 }  # fmt: skip
 
 
@@ -288,6 +294,11 @@ def _bart_in(hf: dict, kw: dict, state: dict) -> None:
     _odd(hf, flags, "a BART")
 
 
+def _xlnet_in(hf: dict, kw: dict, state: dict) -> None:
+    refuse(hf.get("attn_type", "bi") not in ("bi", "uni"), f"an XLNet with attn_type={hf.get('attn_type')} "
+           "cannot be imported", "warmstart's XLNet runs attn_type bi or uni")  # fmt: skip
+
+
 def _encoder_out(cfg, name: str, allow=()) -> None:
     odd = [k for k in ("pre_ln", "share_layers", "relative_attention") if getattr(cfg, k) and k not in allow]
     odd += ["embedding_size"] if _factorized(cfg) and "embedding_size" not in allow else []
@@ -328,10 +339,10 @@ def _bart_out(cfg, out: dict) -> None:
 
 
 IMPORT_FIX = {"bert": _bert_in, "roberta": _roberta_in, "albert": _albert_in, "electra": _electra_in,
-              "gpt2": _gpt2_in, "t5": _t5_in, "bart": _bart_in}  # fmt: skip
+              "gpt2": _gpt2_in, "t5": _t5_in, "bart": _bart_in, "xlnet": _xlnet_in}  # fmt: skip
 EXPORT_FIX = {"bert": lambda cfg, out: _encoder_out(cfg, "BERT"), "roberta": _roberta_out,
               "albert": _albert_out, "electra": _electra_out, "gpt2": lambda cfg, out: None,
-              "t5": _t5_out, "bart": _bart_out}  # fmt: skip
+              "t5": _t5_out, "bart": _bart_out, "xlnet": lambda cfg, out: None}  # fmt: skip
 
 
 def config_from_hf(arch: str, hf: dict, state: dict):

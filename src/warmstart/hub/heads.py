@@ -110,6 +110,7 @@ SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activatio
 # whose head reads the pooler (tasks/base.py: hf_head, hf_pooled), to which task.pooling applies
 TASK_CLASSES = {n: t.hf_architecture.removeprefix("Bert") for n, t in TASKS.items() if t.hf_head}
 POOLED = tuple(n for n, t in TASKS.items() if t.hf_head and t.hf_pooled)
+_SUMMARY = "sequence_summary.summary"
 # transformers families whose head of a task holds other tensors than BERT's (the task's own hf_head)
 FAMILY_HEADS = {
     ("roberta", "classification"): (
@@ -121,8 +122,20 @@ FAMILY_HEADS = {
         ("encoder.pooler", "sequence_summary.summary"),
         ("scorer", "classifier"),
     ),
+    # XLNet's: a summary (dense + tanh) on the last token, then logits_proj
+    ("xlnet", "classification"): (
+        ("encoder.pooler", "sequence_summary.summary"),
+        ("classifier", "logits_proj"),
+    ),
+    ("xlnet", "multiple_choice"): (("encoder.pooler", "sequence_summary.summary"), ("scorer", "logits_proj")),
 }
-HEAD_CONFIG = {("electra", "multiple_choice"): {**SUMMARY, "summary_proj_to_labels": False}}
+LAST_SUMMARY = {**SUMMARY, "summary_type": "last"}  # XLNet's head (its summary stays d_model wide)
+HEAD_CONFIG = {
+    ("electra", "multiple_choice"): {**SUMMARY, "summary_proj_to_labels": False},
+    ("xlnet", "classification"): LAST_SUMMARY,
+    ("xlnet", "multiple_choice"): LAST_SUMMARY,
+}
+FAMILY_CLASSES = {("xlnet", "extractive_qa"): "ForQuestionAnsweringSimple"}  # its ForQuestionAnswering: beams
 NO_EXPORT = {  # (family, task, task.pooling) -> (why, what to do)
     ("electra", "classification", "pooler"): (
         "a finetuned classification model with task.pooling=pooler has no ELECTRA head: transformers' "
@@ -142,6 +155,11 @@ PROBLEM_TYPES = {
 def base_name(fam: Family) -> str:
     """The prefix of the family's transformers classes: Bert, Roberta, Albert or Electra."""
     return fam.hf_class.split("For")[0]
+
+
+def task_class(name: str, kind: str) -> str:
+    """The suffix of the transformers class of task ``kind`` in family ``name`` (ForTokenClassification)."""
+    return FAMILY_CLASSES.get((name, kind), TASK_CLASSES[kind])
 
 
 def _head_names(name: str, task: str) -> list[tuple[str, str]]:
@@ -172,6 +190,7 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     refuse((name, kind, pooling) in NO_EXPORT, *NO_EXPORT.get((name, kind, pooling), ("", "")))
     if pooling == "cls":  # the linear layer on [CLS] in transformers' head of the family (hub/pooling.py)
         state, heads, extra, config = cls_head(name, kind, state, heads, cfg)
+        config = {**HEAD_CONFIG.get((name, kind), {}), **config}
     elif pooling == "pooler":
         config.update(HEAD_CONFIG.get((name, kind), {}))
     pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
@@ -187,7 +206,7 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
         config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
     if kind == "classification":
         config["problem_type"] = PROBLEM_TYPES[problem]
-    return base_name(fam) + TASK_CLASSES[kind], tensors, config
+    return base_name(fam) + task_class(name, kind), tensors, config
 
 
 # ---------------------------------------------------------------------------------------------- import
@@ -200,7 +219,20 @@ def _electra_head(kind: str, hf: dict) -> bool:
     return summary == SUMMARY and not hf.get("summary_proj_to_labels")
 
 
-HEAD_CHECKS = {"electra": _electra_head}  # families whose heads warmstart has only in part
+def _xlnet_head(kind: str, hf: dict) -> bool:
+    """Whether warmstart has XLNet's head of ``kind``: its summary as a pooler (tanh(dense(last token))),
+    transformers' default; a summary of another type or activation it has not."""
+    if kind not in ("classification", "multiple_choice"):
+        return True
+    defaults = {"summary_type": "last", "summary_use_proj": True, "summary_activation": "tanh"}
+    summary = all(hf.get(k, v) == LAST_SUMMARY[k] for k, v in defaults.items())
+    return summary and not hf.get("summary_proj_to_labels")
+
+
+HEAD_CHECKS = {
+    "electra": _electra_head,
+    "xlnet": _xlnet_head,
+}  # families whose heads warmstart has only in part
 
 
 def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: int) -> dict | None:
@@ -209,7 +241,7 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
     classifier.dense put back as the pooler; ELECTRA's multiple-choice summary as the pooler, "pooler" then
     true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
-    kind = next((k for k, suffix in TASK_CLASSES.items() if arch.endswith(suffix)), None)
+    kind = next((k for k in TASK_CLASSES if arch.endswith(task_class(name, k))), None)
     check = HEAD_CHECKS.get(name)
     if kind is None or family(fam.arch).model.generates or (check is not None and not check(kind, hf)):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
@@ -237,7 +269,8 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
         problem = kinds.get(hf.get("problem_type"), "regression" if n == 1 else "single_label")
         task.update(problem=problem, pooling="pooler")
         labels = [] if problem == "regression" else labels
-    return {"task": task, "labels": labels, "tensors": tensors}
+    pooler = any(k.startswith("encoder.pooler.") for k in tensors)  # XLNet's summary: a pooler it adds
+    return {"task": task, "labels": labels, "tensors": tensors, "pooler": pooler}
 
 
 def task_unit(spec: dict, encoder, tokenizer, config_json: dict):

@@ -36,6 +36,7 @@ ROBERTA_ROLES = {
     "pad_token": "<pad>",
     "mask_token": "<mask>",
 }
+LAST_TOKEN_HEADS = ("xlnet",)  # model types whose task heads read the last token
 GPT2_ROLES = {"bos_token": GPT2_TOKEN, "eos_token": GPT2_TOKEN, "unk_token": GPT2_TOKEN}
 
 
@@ -175,13 +176,18 @@ def save_for_transformers(tokenizer: Tokenizer, d: Path, hf_config: dict, max_le
     ``token_type_ids`` where the model has segment embeddings, type_vocab_size > 1: without it transformers'
     PreTrainedTokenizerFast passes none and a sentence pair loses its second segment) and, for a finetuned
     model, takes ``model_max_length`` = the task's max_length, so that ``truncation=True`` cuts where
-    warmstart does."""
+    warmstart does. XLNet's heads read the last token: its tokenizer pads on the left, as transformers'
+    XLNetTokenizer does (warmstart pads on the right and reads the last real token: the same states, as
+    XLNet's positions are relative), and passes its relative segment ids."""
     tokenizer.save(d)
     path = d / "tokenizer_config.json"
     config = _read_json(path)
     if "type_vocab_size" in hf_config:
         segments = ["token_type_ids"] if hf_config["type_vocab_size"] > 1 else []
         config["model_input_names"] = ["input_ids", *segments, "attention_mask"]
+    if hf_config.get("model_type") in LAST_TOKEN_HEADS:
+        config["padding_side"] = "left"
+        config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
     if max_length:
         config["model_max_length"] = max_length
     path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

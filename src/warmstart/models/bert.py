@@ -185,8 +185,9 @@ class BertModel(nn.Module):
                 states.append(x)
         return states if keep else [x]
 
-    def pool(self, hidden: torch.Tensor) -> torch.Tensor:
-        """BERT's pooled output: tanh(dense([CLS])); the raw [CLS] state when the model has no pooler."""
+    def pool(self, hidden: torch.Tensor, attention_mask=None) -> torch.Tensor:
+        """BERT's pooled output: tanh(dense([CLS])); the raw [CLS] state when the model has no pooler
+        (``attention_mask`` is not needed: [CLS] comes first)."""
         cls = hidden[:, 0]
         return torch.tanh(self.pooler(cls)) if self.pooler is not None else cls
 

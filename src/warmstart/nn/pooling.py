@@ -50,7 +50,18 @@ def select(states: list[torch.Tensor], spec: str) -> torch.Tensor:
     return states[int(spec)]
 
 
-def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.Tensor:
+def last_real(attention_mask: torch.Tensor) -> torch.Tensor:
+    """(B,) the index of each row's last real token (padding on either side)."""
+    return attention_mask.shape[1] - 1 - attention_mask.flip(1).long().argmax(1)
+
+
+def pool(
+    hidden: torch.Tensor, attention_mask: torch.Tensor, how: str, cls_at_end: bool = False
+) -> torch.Tensor:
+    """``cls``: the class token's state, first (BERT) or, ``cls_at_end`` (XLNet), the last real token's
+    (padding on either side); ``mean`` and ``max`` over the real tokens."""
+    if how == "cls" and cls_at_end:
+        return hidden[torch.arange(hidden.shape[0], device=hidden.device), last_real(attention_mask)]
     if how == "cls":
         return hidden[:, 0]
     if how == "mean":

@@ -50,10 +50,12 @@ def check_pooling(encoder: nn.Module, pooling: str) -> None:
 
 def pooled(encoder: nn.Module, hidden: torch.Tensor, mask, pooling: str) -> torch.Tensor:
     """One vector per row: the encoder's pooler output (tanh(dense([CLS])), as transformers' heads read it),
-    the [CLS] state or the mean of the token states (``mask``: padding excluded)."""
+    the class token's state (first, or last where the model declares ``cls_at_end``: XLNet) or the mean
+    of the token states (``mask``: padding excluded)."""
     if pooling == "pooler":
-        return encoder.pool(hidden)
-    return pool(hidden, torch.ones(hidden.shape[:2], device=hidden.device) if mask is None else mask, pooling)
+        return encoder.pool(hidden, mask)
+    mask = torch.ones(hidden.shape[:2], device=hidden.device) if mask is None else mask
+    return pool(hidden, mask, pooling, getattr(encoder, "cls_at_end", False))
 
 
 class SequenceClassifier(nn.Module):
