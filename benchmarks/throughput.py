@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 
+import throughput_plm as plm
 import throughput_rows as pre
 import throughput_tasks as tasks
 import torch
@@ -42,6 +43,7 @@ ROWS = {
     "t5-tiny": (lambda d: pre.span("t5-tiny", 32, 128, d), ("fp32", "bf16"), 2.0),
     "t5-small": (lambda d: pre.span("t5-small", 16, 128, d), ("bf16",), 2.0),
     "bart-tiny": (lambda d: pre.denoise("bart-tiny", 32, 128, d), ("fp32", "bf16"), None),
+    "xlnet": (lambda d: plm.plm(32, 128, d), ("fp32", "bf16"), None),
     "finetune": (lambda d: tasks.finetune(32, d), ("fp32", "bf16"), 1.5),
     "inference": (lambda d: tasks.inference(64, d), ("fp32",), 1.5),
     "generate": (lambda d: tasks.generation(8, 64, d), ("fp32",), None),

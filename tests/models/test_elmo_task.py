@@ -84,3 +84,11 @@ def test_full_trains_the_bilm_and_other_strategies_are_refused(elmo_run, rt_smal
     code, _, err = run(capsys, "finetune", "--init", elmo_run, "--dataset", rt_small, "--out", tmp_path / "x",
                        *FT, "--strategy", "lora")  # fmt: skip
     assert_one_line_error(code, err, "strategy frozen", "or full, not lora")
+
+
+def test_generate_and_export_refuse_an_elmo_run_in_one_line(elmo_run, tmp_path, capsys):
+    code, _, err = run(capsys, "generate", elmo_run, "--prompt", "the")
+    assert_one_line_error(code, err, "model_type elmo", "does not generate text")
+    code, _, err = run(capsys, "export", elmo_run, "--to", "hf", "--out", tmp_path / "hf")
+    assert_one_line_error(code, err, "transformers has no elmo", "warmstart embed")
+    assert not (tmp_path / "hf").exists()

@@ -113,7 +113,8 @@ def load_generator(path: str | Path):
     cfg, model_cls = model_config(config_json)
     if not model_cls.generates:
         raise WarmstartError(
-            f"{d} holds a {config_json.get('model_type', 'bert')} encoder, which does not generate text",
+            f"{d} holds an encoder (model_type {config_json.get('model_type', 'bert')}), which does not "
+            "generate text",
             "pass a gpt2, t5 or bart run (`warmstart pretrain --preset gpt2-mini ...`)",
         )
     model = _build(lambda: model_cls(cfg), d)

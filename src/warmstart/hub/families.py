@@ -201,6 +201,11 @@ def pretraining_class(name: str, objective: str | None = None, hf: dict | None =
 
 
 def family(arch, where) -> Family:
+    if arch in MODELS and arch not in FAMILIES:  # a warmstart family transformers lacks (ELMo)
+        raise WarmstartError(
+            f"{where} holds a warmstart {arch} model, and transformers has no {arch} class to export to",
+            f"use its features instead: `warmstart embed {where} --data TEXTS --out FEATURES.npy`",
+        )
     if arch not in FAMILIES:
         raise WarmstartError(
             f"{where} holds a model_type '{arch}' model, which warmstart cannot convert",
