@@ -61,3 +61,18 @@ def test_tagging_qa_and_multiple_choice(xlnet_run, wiki_extracts, tmp_path, caps
     path.write_text("".join(json.dumps(r) + "\n" for r in choice_records(wiki_extracts, 40)))
     mc = finetune(capsys, xlnet_run, tmp_path / "mc", "multiple_choice", path, "task.max_length=48")
     assert 0 <= mc["test"]["accuracy"] <= 1
+
+
+def test_embed_and_probe_read_every_layer(xlnet_run, rt_small, tmp_path, capsys):
+    import numpy as np
+
+    code, _, err = run(
+        capsys, "embed", xlnet_run, "--data", rt_small, "--layer", "1", "--out", tmp_path / "e.npy"
+    )
+    assert code == 0, err
+    vectors = np.load(tmp_path / "e.npy")
+    assert vectors.shape[1] == 32 and np.isfinite(vectors).all() and len(np.unique(vectors[:, 0])) > 1
+    code, _, err = run(capsys, "probe", xlnet_run, "--data", rt_small, "--out", tmp_path / "probe")
+    assert code == 0, err
+    result = json.loads((tmp_path / "probe" / "probe.json").read_text())
+    assert [r["layer"] for r in result["layers"]["pretrained"]] == [0, 1, 2]
