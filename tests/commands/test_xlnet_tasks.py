@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers.cli import run
+from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.data import choice_records
 from tests.helpers.runs import pretrain_family
 
@@ -76,3 +76,11 @@ def test_embed_and_probe_read_every_layer(xlnet_run, rt_small, tmp_path, capsys)
     assert code == 0, err
     result = json.loads((tmp_path / "probe" / "probe.json").read_text())
     assert [r["layer"] for r in result["layers"]["pretrained"]] == [0, 1, 2]
+
+
+def test_lora_on_xlnet_names_its_feed_forward_layers(xlnet_run, rt_small, tmp_path, capsys):
+    args = ["finetune", "--init", xlnet_run, "--dataset", rt_small, *FAST, "--strategy", "lora"]
+    code, _, err = run(capsys, *args, "--out", tmp_path / "a")
+    assert_one_line_error(code, err, "no linear layer of this xlnet model", "lora_targets=[up,down]")
+    code, _, err = run(capsys, *args, "--out", tmp_path / "b", "strategy.lora_targets=[up,down]")
+    assert code == 0, err

@@ -184,6 +184,12 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
         reinit_top(encoder, cfg.reinit_top_k)
         if cfg.strategy == "lora":
             n = add_lora(encoder, cfg.lora_targets, cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout)
+            if n == 0:  # e.g. XLNet, whose attention projections are (d_model, heads, d_head) tensors
+                raise WarmstartError(
+                    f"no linear layer of this {encoder.config.model_type} model is named by lora_targets "
+                    f"({', '.join(cfg.lora_targets)})",
+                    "name its feed-forward layers: strategy.lora_targets=[up,down]",
+                )
             report.update(lora_modules=n, lora_rank=cfg.lora_rank)
     norm_params = {
         f"{m_name}.{p_name}".lstrip(".")
