@@ -119,3 +119,46 @@ def test_every_task_head_imports_and_exports_as_its_xlnet_class(task, unigram_sh
     for key in ("logits", "start_logits", "end_logits"):
         if key in a:
             assert (a[key] - b[key]).abs().max() < TOL, key
+
+
+def write_spiece(path, words):
+    """A SentencePiece unigram model file written by the test in the protobuf layout of spiece.model: XLNet's
+    special pieces, then ``words`` (scores falling), then single letters."""
+    from transformers.convert_slow_tokenizer import import_protobuf
+
+    proto = import_protobuf().ModelProto()
+    proto.trainer_spec.model_type, proto.trainer_spec.unk_id = 1, 0
+    proto.normalizer_spec.add_dummy_prefix = True
+    pieces = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3), ("<cls>", 0.0, 4), ("<sep>", 0.0, 4),
+              ("<pad>", 0.0, 4), ("<mask>", 0.0, 4)]  # fmt: skip
+    pieces += [("\u2581" + w, -1.0 - i, 1) for i, w in enumerate(words)]
+    pieces += [(c, -50.0, 1) for c in "\u2581abcdefghijklmnopqrstuvwxyz.,"]
+    for text, score, kind in pieces:
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = text, score, kind
+    path.write_bytes(proto.SerializeToString())
+    return [p[0] for p in pieces]
+
+
+def test_an_xlnet_with_only_spiece_model_imports(tmp_path):
+    words = "the film was not dull cafe a good".split()
+    hf_path = tmp_path / "hf"
+    hf_path.mkdir()
+    pieces = write_spiece(hf_path / "spiece.model", words)
+    (hf_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "XLNetTokenizer"}))
+    torch.manual_seed(0)
+    hf = transformers.XLNetLMHeadModel(transformers.XLNetConfig(vocab_size=len(pieces), **TINY)).eval()
+    hf.save_pretrained(hf_path)
+    ws = import_hf(hf_path, tmp_path / "ws")
+    tok = Tokenizer.load(ws)
+    ids, types = tok.encode_pairs(["the film was not dull"], ["a café"], 64)
+    expected = ["\u2581the", "\u2581film", "\u2581was", "\u2581not", "\u2581dull", "<sep>", "\u2581a",
+                "\u2581cafe", "<sep>", "<cls>"]  # fmt: skip
+    assert ids[0] == [pieces.index(p) for p in expected]  # accents stripped, XLNet's template
+    assert types[0] == [0] * 6 + [1] * 3 + [2]
+    assert tok.pad_id == pieces.index("<pad>") and tok.mask_id == pieces.index("<mask>")
+    model, _, _ = load_encoder(ws)
+    x = torch.tensor(ids)
+    with torch.no_grad():
+        theirs = hf.transformer(input_ids=x, token_type_ids=torch.tensor(types)).last_hidden_state
+        assert (model.eval()(x, None, torch.tensor(types)) - theirs).abs().max() < TOL

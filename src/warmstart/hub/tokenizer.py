@@ -3,7 +3,8 @@
 Read in this order: ``tokenizer.json`` (the ``tokenizers`` pipeline, as saved by fast tokenizers); else
 ``vocab.txt`` (BERT WordPiece: lowercasing and accent stripping from ``tokenizer_config.json``); else
 ``vocab.json`` + ``merges.txt`` (byte-level BPE: GPT-2 style without special tokens around the text, or
-RoBERTa/BART style ``<s> A </s>`` when the vocabulary has ``<s>`` and ``</s>``). The pipelines built from
+RoBERTa/BART style ``<s> A </s>`` when the vocabulary has ``<s>`` and ``</s>``); else ``spiece.model``
+(a SentencePiece unigram model, XLNet's: warmstart.hub.sentencepiece). The pipelines built from
 the vocabulary files are the ones ``transformers`` builds from the same files (its BERT and GPT-2 converters).
 Special-token roles come from ``tokenizer_config.json`` / ``special_tokens_map.json`` when present.
 """
@@ -17,6 +18,7 @@ from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers
 from tokenizers import Tokenizer as _Backend
 
 from warmstart.errors import WarmstartError
+from warmstart.hub.sentencepiece import SPM_ROLES, sentencepiece_backend
 from warmstart.tokenization.tokenizer import ROLES, Tokenizer
 
 GPT2_TOKEN = "<|endoftext|>"
@@ -66,7 +68,7 @@ def _given_roles(src: Path) -> dict[str, str]:
 
 
 def has_tokenizer(src: Path) -> bool:
-    return any((src / f).is_file() for f in ("tokenizer.json", "vocab.txt", "vocab.json"))
+    return any((src / f).is_file() for f in ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model"))
 
 
 def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> Tokenizer:
@@ -82,9 +84,11 @@ def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> T
     elif (src / "vocab.json").is_file() and (src / "merges.txt").is_file():
         backend = _byte_level_bpe(src / "vocab.json", src / "merges.txt", config)
         defaults = ROBERTA_ROLES if backend.token_to_id("<s>") is not None else GPT2_ROLES
+    elif (src / "spiece.model").is_file():
+        backend, defaults = sentencepiece_backend(src / "spiece.model", config), SPM_ROLES
     else:
         raise WarmstartError(
-            f"{src} has no tokenizer (tokenizer.json, vocab.txt, or vocab.json + merges.txt)",
+            f"{src} has no tokenizer (tokenizer.json, vocab.txt, vocab.json + merges.txt, or spiece.model)",
             "save the tokenizer next to the model (transformers: tokenizer.save_pretrained(DIR))",
         )
     vocab = backend.get_vocab(with_added_tokens=True)
