@@ -13,13 +13,8 @@ import numpy as np
 import torch
 
 from warmstart.checkpoints.load import check_length
-from warmstart.nn.pooling import check_layer, pool, select
+from warmstart.nn.pooling import check_layer, cls_at_end, pool, select
 from warmstart.tasks.base import encoder_inputs
-
-
-def _cls_at_end(encoder) -> bool:
-    """Whether the model's class token closes the text (XLNet) instead of opening it."""
-    return bool(getattr(encoder, "cls_at_end", False))
 
 
 @torch.no_grad()
@@ -42,7 +37,7 @@ def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_le
     check_layer(layer, encoder.config.num_hidden_layers)
     out: np.ndarray | None = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        vectors = pool(select(states, layer), mask, pooling, _cls_at_end(encoder)).float().numpy()
+        vectors = pool(select(states, layer), mask, pooling, cls_at_end(encoder)).float().numpy()
         if out is None:
             out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         out[idx] = vectors
@@ -53,7 +48,7 @@ def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int)
     """(L + 1, len(texts), H): pooled features of the embeddings and of every layer."""
     out = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        pooled = torch.stack([pool(s, mask, pooling, _cls_at_end(encoder)) for s in states]).float().numpy()
+        pooled = torch.stack([pool(s, mask, pooling, cls_at_end(encoder)) for s in states]).float().numpy()
         if out is None:
             out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
         out[:, idx] = pooled

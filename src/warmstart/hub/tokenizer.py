@@ -19,6 +19,8 @@ from tokenizers import Tokenizer as _Backend
 
 from warmstart.errors import WarmstartError
 from warmstart.hub.sentencepiece import SPM_ROLES, sentencepiece_backend
+from warmstart.nn.pooling import cls_at_end
+from warmstart.registry import MODELS
 from warmstart.tokenization.tokenizer import ROLES, Tokenizer
 
 GPT2_TOKEN = "<|endoftext|>"
@@ -38,7 +40,6 @@ ROBERTA_ROLES = {
     "pad_token": "<pad>",
     "mask_token": "<mask>",
 }
-LAST_TOKEN_HEADS = ("xlnet",)  # model types whose task heads read the last token
 GPT2_ROLES = {"bos_token": GPT2_TOKEN, "eos_token": GPT2_TOKEN, "unk_token": GPT2_TOKEN}
 
 
@@ -189,7 +190,8 @@ def save_for_transformers(tokenizer: Tokenizer, d: Path, hf_config: dict, max_le
     if "type_vocab_size" in hf_config:
         segments = ["token_type_ids"] if hf_config["type_vocab_size"] > 1 else []
         config["model_input_names"] = ["input_ids", *segments, "attention_mask"]
-    if hf_config.get("model_type") in LAST_TOKEN_HEADS:
+    model_cls = MODELS.get(hf_config.get("model_type"), (None, None))[1]
+    if cls_at_end(model_cls):  # its heads read the last token: transformers pads it on the left
         config["padding_side"] = "left"
         config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
     if max_length:

@@ -50,6 +50,11 @@ def select(states: list[torch.Tensor], spec: str) -> torch.Tensor:
     return states[int(spec)]
 
 
+def cls_at_end(model) -> bool:
+    """Whether a model's class token closes the text (XLNet declares ``cls_at_end``) instead of opening it."""
+    return bool(getattr(model, "cls_at_end", False))
+
+
 def last_real(attention_mask: torch.Tensor) -> torch.Tensor:
     """(B,) the index of each row's last real token (padding on either side)."""
     return attention_mask.shape[1] - 1 - attention_mask.flip(1).long().argmax(1)

@@ -24,7 +24,7 @@ from torch import nn
 from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
 from warmstart.nn.dropout import Dropout
-from warmstart.nn.pooling import POOLING, pool
+from warmstart.nn.pooling import POOLING, cls_at_end, pool
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
@@ -55,7 +55,7 @@ def pooled(encoder: nn.Module, hidden: torch.Tensor, mask, pooling: str) -> torc
     if pooling == "pooler":
         return encoder.pool(hidden, mask)
     mask = torch.ones(hidden.shape[:2], device=hidden.device) if mask is None else mask
-    return pool(hidden, mask, pooling, getattr(encoder, "cls_at_end", False))
+    return pool(hidden, mask, pooling, cls_at_end(encoder))
 
 
 class SequenceClassifier(nn.Module):
