@@ -61,12 +61,14 @@ def test_frozen_by_default_the_mix_is_learned_and_saved(elmo_run, rt_small, tmp_
     for name, value in bilm_weights(out / "best").items():  # the biLM is exactly the pretrained one
         assert torch.equal(value, pretrained[name.replace("encoder.bilm.", "model.")]), name
     texts = tmp_path / "in.txt"
-    texts.write_text("A warm, funny film.\nDull and far too long.\n")
+    texts.write_text("A warm, funny film.\nDull and far too long.\nZyxquvian.\nQwertzuiop.\n")
     code, stdout, err = run(capsys, "predict", out, "--input", texts)
     assert code == 0, err
     preds = [json.loads(line) for line in stdout.splitlines()]
-    assert [p["text"] for p in preds] == ["A warm, funny film.", "Dull and far too long."]
+    assert [p["text"] for p in preds][:2] == ["A warm, funny film.", "Dull and far too long."]
     assert all(abs(sum(p["probabilities"].values()) - 1) < 1e-5 for p in preds)
+    # two words outside the vocabulary: read as their characters, not both as [UNK]
+    assert preds[2]["probabilities"] != preds[3]["probabilities"]
 
 
 def test_full_trains_the_bilm_and_other_strategies_are_refused(elmo_run, rt_small, tmp_path, capsys):

@@ -15,6 +15,7 @@ import torch
 from warmstart.checkpoints.load import check_length
 from warmstart.nn.pooling import check_layer, cls_at_end, pool, select
 from warmstart.tasks.base import encoder_inputs
+from warmstart.tokenization.open_words import reading
 
 
 @torch.no_grad()
@@ -23,6 +24,7 @@ def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_
 
     check_length(encoder.config, max_length, "--max-length")
     encoder.eval()
+    tokenizer = reading(encoder, tokenizer, texts)  # a character model (ELMo) reads every word's characters
     ids, types = tokenizer.encode_pairs(texts, None, max_length)
     order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding
     for start in range(0, len(ids), batch_size):

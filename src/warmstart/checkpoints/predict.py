@@ -16,6 +16,7 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import EvalBatches
+from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import evaluate, pick_device
 
 
@@ -31,7 +32,7 @@ def evaluate_run(run: str, dataset: str, split: str = "test", options: DataOptio
     records = list(data.records(split))
     if not records:
         raise WarmstartError(f"the {split} split of {dataset} is empty", "pick another split or dataset")
-    features = task.encode(records, tokenizer, labels, f"{dataset} ({split})")
+    features = task.encode(records, reading(unit, tokenizer, records), labels, f"{dataset} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
     return {"metrics": metrics, "examples": len(records), "dataset": dataset, "split": split}
 
@@ -102,7 +103,9 @@ class Predictor:
         import torch
 
         order = sorted(range(len(records)), key=lambda i: _size(records[i]))
-        features = self.task.encode([records[i] for i in order], self.tokenizer, self.labels, "the input")
+        ordered = [records[i] for i in order]
+        words = reading(self.unit, self.tokenizer, ordered)  # ELMo: the characters of new words
+        features = self.task.encode(ordered, words, self.labels, "the input")
         preds = [None] * len(records)
         done = iter(order)
         with torch.inference_mode():

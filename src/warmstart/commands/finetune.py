@@ -33,6 +33,7 @@ from warmstart.registry import TASKS, family_of, lookup
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.multitask import MultitaskConfig
+from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
@@ -154,9 +155,8 @@ def finetune(
     labels = task.labels(records["train"])
     counts = label_counts(records["train"])
     apply_strategy(task.build(task_encoder(encoder), labels), cfg.strategy, cfg.train.seed)
-    features = {
-        s: task.encode(rows, tokenizer, labels, f"{dataset_name} ({s})") for s, rows in records.items()
-    }
+    words = reading(encoder, tokenizer, records)  # a character model (ELMo) reads every word's characters
+    features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
     ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
     cfg = _settle_steps(cfg, task.train_batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
 
@@ -169,7 +169,7 @@ def finetune(
 
     root = ddp.main_first(start)
     with hold(root) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run at a time
-        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts)
+        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts, words)
     out = {"runs": results, "run_dir": str(root)}
     seeds = list(results)
     if len(seeds) > 1 and ddp.is_main():
@@ -177,7 +177,7 @@ def finetune(
     return out
 
 
-def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts) -> dict:
+def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words) -> dict:
     """Train (or, resuming, finish) every seed's run under ``root``; {seed: result}."""
     seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
     results = {}
@@ -196,7 +196,7 @@ def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts) -> di
                     )
             run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
             resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
-            results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts)
+            results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts, words)
     except BaseException:
         abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
@@ -207,11 +207,12 @@ def _layer_names(mix) -> list[str]:
     return ["token layer"] + [f"lstm {i}" for i in range(1, len(mix.scalars))]
 
 
-def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None) -> dict:
+def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None, words=None):
     seed = cfg.train.seed
     torch.manual_seed(seed)
     encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
     unit = task.build(task_encoder(encoder), labels)
+    teach(unit, words)  # the words the features were encoded with
     report = apply_strategy(unit, cfg.strategy, seed)
     if ddp.is_main():
         print(describe(report), file=sys.stderr)
@@ -230,6 +231,7 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
         lr_scales=scales,
     )
     best, _, _, _ = load_finetuned(run_dir / "best")
+    teach(best, words)
     device = pick_device(cfg.train.device)
     test_batches = EvalBatches(features["test"], cfg.eval_batch_size)
     test = evaluate(best, test_batches, device, cfg.train.bf16)  # as validation picked the model

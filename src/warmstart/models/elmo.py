@@ -7,7 +7,9 @@ every layer is 2 x projection_dim wide.
 
 The character model reads whole words: its token ids index a table of each vocabulary word's characters
 (a persistent buffer, built from the tokenizer by ``bind`` and saved with the weights), so it takes a word
-tokenizer (`warmstart tokenizer train --kind word`). Parameter counts of the presets, without the softmax
+tokenizer (`warmstart tokenizer train --kind word`). A word outside the vocabulary still reaches it as its
+characters: the text's words are added to an open copy of the tokenizer before encoding, and ``read_words``
+appends their characters (tokenization/open_words.py). Parameter counts of the presets, without the softmax
 and with torch's second LSTM bias left out (AllenNLP's LSTM cell has one bias per gate), equal the counts
 AllenNLP's ELMo page gives: small 13.6M, medium 28.0M, original 93.6M (tests/models/test_elmo.py).
 """
@@ -89,6 +91,9 @@ class ElmoModel(nn.Module):
             self.chars = CharCNN(c.filters, c.char_embedding_dim, c.n_highway, p)
             table = torch.zeros(c.vocab_size, c.max_characters_per_token, dtype=torch.int16)
             self.register_buffer("char_table", table)  # saved with the weights: the words the model read
+            # words read since, beyond the vocabulary (tokenization/open_words.py): never saved
+            extra = torch.zeros(0, c.max_characters_per_token, dtype=torch.int16)
+            self.register_buffer("extra_chars", extra, persistent=False)
         else:
             self.embed = nn.Embedding(c.vocab_size, p)
             nn.init.normal_(self.embed.weight, std=0.02)
@@ -99,10 +104,18 @@ class ElmoModel(nn.Module):
         nn.init.normal_(self.softmax.weight, std=p**-0.5)
         self.drop = nn.Dropout(c.dropout)
 
+    @property
+    def reads_characters(self) -> bool:
+        return self.config.token_representation == "chars"
+
+    @property
+    def word_bytes(self) -> int:
+        """The longest word (UTF-8 bytes) the character window holds, its two marks aside."""
+        return self.config.max_characters_per_token - 2
+
     def bind(self, tokenizer) -> None:
         """Fill the character table from the tokenizer's words (the character model only)."""
-        c = self.config
-        if c.token_representation != "chars":
+        if not self.reads_characters:
             return
         if tokenizer.kind != "word":
             raise WarmstartError(
@@ -110,19 +123,31 @@ class ElmoModel(nn.Module):
                 "train a word tokenizer (`warmstart tokenizer train --kind word`), or set "
                 "model.token_representation=embeddings",
             )
-        width, rows = c.max_characters_per_token, []
-        for i in range(c.vocab_size):
+        for i in range(self.config.vocab_size):
             word = tokenizer.id_to_token(i)
-            role = "bos" if i == tokenizer.bos_id else "eos" if i == tokenizer.eos_id else None
-            if role is None and len(word.encode("utf-8")) > width - 2:
+            if i not in (tokenizer.bos_id, tokenizer.eos_id) and len(word.encode("utf-8")) > self.word_bytes:
                 raise WarmstartError(
                     f"the tokenizer's word {word[:40]!r} has {len(word.encode('utf-8'))} bytes, more than "
-                    f"model.max_characters_per_token={width} leaves (2 go to the word's marks)",
+                    f"model.max_characters_per_token={self.config.max_characters_per_token} leaves (2 go to "
+                    "the word's marks)",
                     "raise model.max_characters_per_token, or retrain the word tokenizer (it keeps words "
                     "of up to 48 bytes)",
                 )
-            rows.append(word_chars(word, width, role))
-        self.char_table.copy_(torch.tensor(rows, dtype=torch.int16))
+        self.char_table.copy_(self._rows(tokenizer, range(self.config.vocab_size)))
+
+    def read_words(self, tokenizer) -> None:
+        """Learn the characters of the words an open copy of the tokenizer added after the vocabulary."""
+        have = self.config.vocab_size + len(self.extra_chars)
+        if tokenizer.vocab_size > have:
+            rows = self._rows(tokenizer, range(have, tokenizer.vocab_size)).to(self.char_table.device)
+            self.extra_chars = torch.cat([self.extra_chars, rows])
+
+    def _rows(self, tokenizer, ids) -> torch.Tensor:
+        width, rows = self.config.max_characters_per_token, []
+        for i in ids:
+            role = "bos" if i == tokenizer.bos_id else "eos" if i == tokenizer.eos_id else None
+            rows.append(word_chars(tokenizer.id_to_token(i), width, role))
+        return torch.tensor(rows, dtype=torch.int16).reshape(-1, width)
 
     @property
     def word_embeddings(self) -> nn.Embedding:
@@ -135,7 +160,10 @@ class ElmoModel(nn.Module):
 
     def token_layer(self, input_ids: torch.Tensor) -> torch.Tensor:
         if hasattr(self, "chars"):
-            return self.chars(self.char_table[input_ids].long())
+            table = self.char_table
+            if len(self.extra_chars):
+                table = torch.cat([table, self.extra_chars])
+            return self.chars(table[input_ids].long())
         return self.embed(input_ids)
 
     def directions(self, input_ids, attention_mask=None):

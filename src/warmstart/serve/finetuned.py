@@ -10,6 +10,7 @@ import torch
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.checkpoints.predict import parse_record
 from warmstart.errors import WarmstartError
+from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import pick_device
 
 
@@ -35,7 +36,8 @@ class FinetunedModel:
         except WarmstartError as e:  # it speaks of "input line 1"
             raise WarmstartError(e.problem.replace("input line 1", "the input"), e.fix) from None
         with self.lock, torch.no_grad():
-            features = self.task.encode([record], self.tokenizer, self.labels, "the input")
+            words = reading(self.unit, self.tokenizer, [record])  # ELMo: the characters of new words
+            features = self.task.encode([record], words, self.labels, "the input")
             preds = []
             for batch in features.eval_batches(1):
                 batch = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
