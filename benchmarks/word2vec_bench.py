@@ -10,13 +10,14 @@ words/s = epochs x corpus words (every word of the documents, before the vocabul
 and warmstart's ``train()`` from encoding the corpus as ids to the end of the last epoch (the encoding is
 counted because gensim looks words up during training). The vectors of both are scored by the same code:
 analogy accuracy (3CosAdd, questions-words.txt, search among the 30k most frequent words) and Spearman's
-rho on wordsim353. With ``--trials N`` each library runs N times, alternating, and words/s is taken from
-the median time (the vectors of the first trial are scored). The JSON line also records, per trial, CPU
-seconds used by other processes during the run (the machine may be shared; a clean run has ~0).
+rho on wordsim353. With ``--seeds 1,2,3`` each library trains once per seed, alternating: words/s is taken
+from the median time, the scores are the mean over seeds (with their range), since one seed's analogy
+score moves by about a point. The JSON line also records, per run, CPU seconds used by other processes
+during it (the machine may be shared; a clean run has ~0).
 
-    python benchmarks/word2vec_bench.py            # the full comparison, about a minute
-    python benchmarks/word2vec_bench.py --trials 3 # median of 3 timings each, a few minutes
-    python benchmarks/word2vec_bench.py --quick    # 1 epoch on 2,000 documents, a smoke run
+    python benchmarks/word2vec_bench.py                # the full comparison, about a minute
+    python benchmarks/word2vec_bench.py --seeds 1,2,3  # 3 seeds each, a few minutes
+    python benchmarks/word2vec_bench.py --quick        # 1 epoch on 2,000 documents, a smoke run
 """
 
 from __future__ import annotations
@@ -52,16 +53,13 @@ def _cpu_seconds() -> tuple[float, float]:
     return use.ru_utime + use.ru_stime, busy
 
 
-def run_warmstart(docs, model: str, args) -> tuple[WordVectors, float]:
-    batch = {"batch": args.batch} if args.batch else {}
-    cfg = Word2VecConfig(
-        model=model, sample=args.sample, epochs=args.epochs, threads=args.threads, seed=args.seed, **batch
-    )
+def run_warmstart(docs, model: str, args, seed: int) -> tuple[WordVectors, float]:
+    cfg = Word2VecConfig(model=model, sample=args.sample, epochs=args.epochs, threads=args.threads, seed=seed)
     wv, stats = train(docs, cfg, progress=False)
     return wv, stats["seconds"]
 
 
-def run_gensim(docs, model: str, args) -> tuple[WordVectors, float]:
+def run_gensim(docs, model: str, args, seed: int) -> tuple[WordVectors, float]:
     from gensim.models import Word2Vec
 
     ours = Word2VecConfig(model=model)  # gensim's own default alpha is 0.025 for CBOW too: pass ours
@@ -76,7 +74,7 @@ def run_gensim(docs, model: str, args) -> tuple[WordVectors, float]:
         min_count=5,
         workers=args.threads,
         sg=int(model == "skipgram"),
-        seed=args.seed,
+        seed=seed,
     )
     m.build_vocab(docs)
     start = time.perf_counter()
@@ -100,6 +98,13 @@ def score(wv: WordVectors, scorer: str) -> tuple[float, float]:
     kv.add_vectors(wv.words, wv.vectors)
     accuracy = kv.evaluate_word_analogies(datapath("questions-words.txt"), restrict_vocab=30000)[0]
     return accuracy, kv.evaluate_word_pairs(datapath("wordsim353.tsv"))[1].statistic
+
+
+def _spread(row: dict, key: str, scale: float, digits: int) -> str:
+    """The mean over seeds, with the range when there are several: "7.38 (7.2-7.5)"."""
+    low, high = (scale * x for x in row[key + "_range"])
+    mean = f"{scale * row[key]:.{digits + 1}f}"
+    return mean if low == high else f"{mean} ({low:.{digits}f}-{high:.{digits}f})"
 
 
 def machine() -> dict:
@@ -128,9 +133,7 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--sample", type=float, default=1e-4)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--batch", type=int, default=0, help="warmstart batch size (0: its default)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--trials", type=int, default=1, help="timed runs per library and model (median)")
+    p.add_argument("--seeds", default="1", help="comma-separated seeds: one timed, scored run each")
     p.add_argument(
         "--scorer",
         choices=["warmstart", "gensim"],
@@ -142,25 +145,35 @@ def main() -> None:
     if args.quick:
         docs, args.epochs = docs[:2000], 1
     words = sum(map(len, docs))
+    seeds = [int(x) for x in args.seeds.split(",")]
     rows = {}
-    for trial in range(args.trials):  # trials alternate the two libraries, so machine drift hits both
+    for seed in seeds:  # the two libraries alternate, so machine drift hits both
         for model in args.models:
             for library, run in (("gensim", run_gensim), ("warmstart", run_warmstart)):
                 own0, busy0 = _cpu_seconds()
-                wv, seconds = run(docs, model, args)
+                wv, seconds = run(docs, model, args, seed)
                 own1, busy1 = _cpu_seconds()
                 row = rows.setdefault((model, library), {"model": model, "library": library, "trials": []})
+                analogy, wordsim = score(wv, args.scorer)
+                row["vocab"] = len(wv)
                 row["trials"].append(
-                    {"seconds": seconds, "others_cpu_seconds": (busy1 - busy0) - (own1 - own0)}
+                    {
+                        "seed": seed,
+                        "seconds": seconds,
+                        "others_cpu_seconds": (busy1 - busy0) - (own1 - own0),
+                        "analogy": analogy,
+                        "wordsim353": wordsim,
+                    }
                 )
-                if trial == 0:  # the same seed every trial: score the first
-                    row["vocab"] = len(wv)
-                    row["analogy"], row["wordsim353"] = score(wv, args.scorer)
-                print(f"{model} {library}: {args.epochs * words / seconds:,.0f} words/s", flush=True)
+                print(f"{model} {library} seed {seed}: {args.epochs * words / seconds:,.0f} words/s, "
+                      f"analogy {100 * analogy:.2f}%, wordsim353 {wordsim:.3f}", flush=True)  # fmt: skip
     rows = list(rows.values())
     for r in rows:
         r["seconds"] = statistics.median(t["seconds"] for t in r["trials"])
         r["words_per_second"] = args.epochs * words / r["seconds"]
+        for key in ("analogy", "wordsim353"):
+            values = [t[key] for t in r["trials"]]
+            r[key], r[key + "_range"] = statistics.mean(values), [min(values), max(values)]
     print()
     print("| model | library | words/s | vs gensim | train s | vocab | analogy (top 30k) | wordsim353 rho |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -170,7 +183,7 @@ def main() -> None:
             f"| {r['model']} | {r['library']} | {r['words_per_second']:,.0f} "
             f"| {r['words_per_second'] / base['words_per_second']:.2f}x | {r['seconds']:.1f} "
             f"| {r['vocab']:,} "
-            f"| {100 * r['analogy']:.1f}% | {r['wordsim353']:.3f} |"
+            f"| {_spread(r, 'analogy', 100, 1)}% | {_spread(r, 'wordsim353', 1, 3)} |"
         )
     settings = {
         "corpus": CORPUS,
@@ -183,8 +196,7 @@ def main() -> None:
         "min_count": 5,
         "epochs": args.epochs,
         "threads": args.threads,
-        "seed": args.seed,
-        "trials": args.trials,
+        "seeds": seeds,
         "scorer": args.scorer,
         "words_per_second": "epochs x corpus words / training seconds (vocabulary building excluded)",
     }

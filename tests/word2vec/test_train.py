@@ -1,12 +1,14 @@
-"""word2vec training: vocabulary, subsampling, noise, windows, the SGNS loss and gradient, a tiny real run."""
+"""word2vec training: vocabulary, subsampling, noise, windows, the compiled SGD steps against autograd, a tiny
+real run."""
 
 import numpy as np
 import pytest
 import torch
 
 from warmstart.errors import WarmstartError
-from warmstart.word2vec.batches import NoiseSampler, chunk_bounds, make_examples, windows
-from warmstart.word2vec.train import Batch, Word2VecConfig, sgd_steps, sgns_loss, train
+from warmstart.word2vec.batches import Examples, NoiseSampler, chunk_bounds, make_examples
+from warmstart.word2vec.kernel import cbow_chunk, skipgram_chunk
+from warmstart.word2vec.train import Word2VecConfig, train
 from warmstart.word2vec.vocab import Vocab
 
 DOCS = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "and", "the", "cat"], ["zebra"]]
@@ -39,104 +41,108 @@ def test_noise_distribution_and_sampler():
     vocab = Vocab([str(i) for i in range(len(counts))], counts)
     probs = vocab.noise_distribution()
     np.testing.assert_allclose(probs, counts**0.75 / (counts**0.75).sum())
-    n = 200_000
-    draws = NoiseSampler(probs).sample(np.random.default_rng(0), (n // 5, 5))
-    observed = np.bincount(draws.ravel(), minlength=len(counts))
+    ids = np.zeros(40_001, np.int64)  # one document: every word a centre with 5 negatives
+    ex = make_examples(ids, np.zeros(len(ids), np.int32), 0, np.ones(1), NoiseSampler(probs), 2, 5, 0)
+    observed = np.bincount(ex.negatives.ravel(), minlength=len(counts))
+    n = observed.sum()
+    assert n == 200_005
     chi2 = (((observed - n * probs) ** 2) / (n * probs)).sum()
     assert chi2 < 30  # 9 degrees of freedom: the 99.9% quantile is 27.9
 
 
 def test_windows_stay_in_documents_and_reach():
+    """Word i has id i: each centre's context is exactly the words within some reach r in 1..window of it
+    in its own document, and every reach occurs."""
     rng = np.random.default_rng(0)
-    doc = np.repeat(np.arange(40), rng.integers(1, 12, size=40))
-    reach = rng.integers(1, 6, size=len(doc))
-    ok, ctx = windows(doc, reach, 5)
-    for i in range(len(doc)):
-        got = sorted(ctx[i][ok[i]].tolist())
-        want = [j for j in range(len(doc)) if j != i and abs(j - i) <= reach[i] and doc[j] == doc[i]]
-        assert got == want
+    doc = np.repeat(np.arange(40), rng.integers(1, 12, size=40)).astype(np.int32)
+    ids = np.arange(len(doc))
+    ex = make_examples(ids, doc, 100, np.ones(len(ids)), NoiseSampler(np.ones(3)), 5, 2, 1)
+    reaches = set()
+    for c, centre in enumerate(ex.words):
+        got = sorted(ex.inputs[ex.starts[c] : ex.starts[c + 1]].tolist())
+        fits = [
+            r
+            for r in range(1, 6)
+            if got == [j for j in ids if j != centre and abs(j - centre) <= r and doc[j] == doc[centre]]
+        ]
+        assert fits, (centre, got)
+        reaches.update(fits)
+        assert ex.position[c] == centre + 100
+    assert reaches == {1, 2, 3, 4, 5}
+    alone = {i for i in ids if (doc == doc[i]).sum() == 1}
+    assert alone and not alone & set(ex.words.tolist())  # a one-word document has no example
 
 
-def test_examples_never_cross_documents():
-    # every word of document d has id d, so an example crossing a boundary would pair two different ids
-    lengths = np.random.default_rng(1).integers(1, 30, size=50)
-    ids = np.repeat(np.arange(50), lengths)
-    keep = np.full(50, 0.8)
-    noise = NoiseSampler(np.ones(50) / 50)
-    for cbow in (False, True):
-        ex = make_examples(ids, ids.astype(np.int32), 0, keep, noise, 5, 3, cbow, np.random.default_rng(2))
-        assert len(ex) > 100
-        if cbow:
-            bags = np.repeat(ex.targets[:, 0], np.diff(ex.starts))
-            assert (ex.inputs == bags).all() and (np.diff(ex.starts) <= 10).all()
-        else:
-            assert (ex.inputs == ex.targets[:, 0]).all()
-        assert (ids[ex.position] == ex.targets[:, 0]).all()
-
-
-def test_window_sizes_fall_in_one_to_window():
+def test_window_sizes_fall_in_one_to_window_and_subsampling_keeps_its_share():
     ids = np.zeros(5000, dtype=np.int64)  # one long document
-    ex = make_examples(
-        ids,
-        ids.astype(np.int32),
-        0,
-        np.ones(1),
-        NoiseSampler(np.ones(1)),
-        4,
-        1,
-        True,
-        np.random.default_rng(0),
-    )
+    ex = make_examples(ids, ids.astype(np.int32), 0, np.ones(1), NoiseSampler(np.ones(1)), 4, 1, 3)
     sizes = np.diff(ex.starts)[10:-10]  # contexts per centre word away from the ends: 2 * window size
-    assert set(sizes.tolist()) == {2, 4, 6, 8}
+    assert set(sizes.tolist()) == {2, 4, 6, 8} and ex.kept == 5000
+    half = make_examples(ids, ids.astype(np.int32), 0, np.full(1, 0.5), NoiseSampler(np.ones(1)), 4, 1, 3)
+    assert abs(half.kept - 2500) < 150  # 4 sigma
+    again = make_examples(ids, ids.astype(np.int32), 0, np.full(1, 0.5), NoiseSampler(np.ones(1)), 4, 1, 3)
+    np.testing.assert_array_equal(again.inputs, half.inputs)  # the same seed, the same examples
 
 
-def test_negatives_equal_to_the_positive_are_skipped():
-    noise = NoiseSampler(np.array([0.5, 0.5]))  # two words: collisions are frequent
-    ids = np.random.default_rng(0).integers(0, 2, size=400)
-    ex = make_examples(
-        ids, np.zeros(400, np.int32), 0, np.ones(2), noise, 2, 5, False, np.random.default_rng(0)
-    )
-    clash = ex.targets[:, 1:] == ex.targets[:, :1]
-    assert clash.any() and (ex.valid[:, 0] == 1).all()
-    assert (ex.valid[:, 1:] == ~clash).all()
-    # a skipped negative adds nothing: the loss is that of the example without it
+def sgns_loss(v_c, u_o, u_neg):
+    """The negative of log sigma(u_o . v_c) + sum_k log sigma(-u_neg_k . v_c), per example (rows)."""
+    pos = torch.nn.functional.logsigmoid((u_o * v_c).sum(-1))
+    return -(pos + torch.nn.functional.logsigmoid(-(u_neg * v_c.unsqueeze(1)).sum(-1)).sum(-1))
+
+
+def one_centre(contexts, centre, negatives):
+    return Examples(
+        np.array([centre]), np.array(contexts), np.array([0, len(contexts)]), np.array([negatives]),
+        np.zeros(1, np.int64), 1,
+    )  # fmt: skip
+
+
+def tables(rows=8, dim=6):
     g = torch.Generator().manual_seed(0)
-    v, u = torch.randn(1, 4, generator=g), torch.randn(1, 3, 4, generator=g)
-    masked = sgns_loss(v, u[:, 0], u[:, 1:], torch.tensor([[1.0, 0.0]]))
-    assert torch.allclose(masked, sgns_loss(v, u[:, 0], u[:, 1:2]))
+    return torch.randn(rows, dim, generator=g) * 0.5, torch.randn(rows, dim, generator=g) * 0.5
 
 
-def test_loss_matches_a_direct_computation():
-    rng = np.random.default_rng(0)
-    v, u_o, u_neg = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 2, 4))
-
-    def log_sigmoid(x):
-        return np.log(1 / (1 + np.exp(-x)))
-
-    want = [
-        -(log_sigmoid(u_o[b] @ v[b]) + sum(log_sigmoid(-u_neg[b, k] @ v[b]) for k in range(2)))
-        for b in range(3)
-    ]
-    got = sgns_loss(*(torch.from_numpy(x) for x in (v, u_o, u_neg)))
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
+def run_kernel(model, ex, syn0, syn1, lr, mean=True):
+    args = (syn0.numpy(), syn1.numpy(), ex.inputs, ex.starts, ex.words, ex.negatives, ex.position)
+    schedule = (lr, lr, 0.0, 1.0, 1)  # a constant rate; every example measured
+    if model == "skipgram":
+        return skipgram_chunk(*args, *schedule)
+    return cbow_chunk(*args, *schedule, mean)
 
 
-def test_hand_written_gradient_matches_autograd():
-    g = torch.Generator().manual_seed(0)
-    h, u = torch.randn(6, 8, generator=g), torch.randn(6, 4, 8, generator=g)
-    valid = torch.ones(6, 4)
-    valid[1, 2] = valid[4, 1] = 0.0
-    lr = 0.3
-    batch = Batch(h.clone(), u.clone())
-    loss = sgd_steps(batch, valid, lr, with_loss=True)
-    h_, u_ = h.clone().requires_grad_(), u.clone().requires_grad_()
-    ref = sgns_loss(h_, u_[:, 0], u_[:, 1:], valid[:, 1:]).sum()
-    ref.backward()
-    ref = ref.detach()
-    assert loss == pytest.approx(ref.item(), rel=1e-5)
-    torch.testing.assert_close(batch.dh_flat, -lr * h_.grad)
-    torch.testing.assert_close(batch.du, -lr * u_.grad)
+def test_a_skipgram_window_is_one_sgd_step_of_its_summed_loss():
+    """Context rows 0, 1, 2 each predict centre 3 against negatives 4, 5 and 3 (= the centre: skipped): the
+    kernel's new rows are the old ones minus lr times autograd's gradient of the window's summed loss."""
+    syn0, syn1 = tables()
+    ex, lr = one_centre([0, 1, 2], 3, [4, 5, 3]), 0.3
+    v = syn0[[0, 1, 2]].clone().requires_grad_()
+    u = syn1.clone().requires_grad_()
+    reference = sgns_loss(v, u[3].expand(3, -1), u[[4, 5]].expand(3, -1, -1)).sum()  # 3 skipped
+    reference.backward()
+    want0, want1 = syn0.clone(), syn1 - lr * u.grad
+    want0[[0, 1, 2]] -= lr * v.grad
+    loss, measured = run_kernel("skipgram", ex, syn0, syn1, lr)
+    assert measured == 3 and loss == pytest.approx(reference.item(), rel=1e-5)
+    torch.testing.assert_close(syn0, want0)
+    torch.testing.assert_close(syn1, want1)
+
+
+@pytest.mark.parametrize("mean", [True, False])
+def test_a_cbow_step_is_word2vec_cs(mean):
+    """h = mean (or sum) of context rows 0, 1 predicts centre 2 against negatives 3, 2 (skipped) and 4;
+    the output rows take -lr * dL/du and every context row the whole -lr * dL/dh, as word2vec.c."""
+    syn0, syn1 = tables()
+    ex, lr = one_centre([0, 1], 2, [3, 2, 4]), 0.2
+    h = (syn0[[0, 1]].mean(0) if mean else syn0[[0, 1]].sum(0)).unsqueeze(0).requires_grad_()
+    u = syn1.clone().requires_grad_()
+    reference = sgns_loss(h, u[[2]], u[[3, 4]].unsqueeze(0)).sum()
+    reference.backward()
+    want0, want1 = syn0.clone(), syn1 - lr * u.grad
+    want0[[0, 1]] -= lr * h.grad
+    loss, measured = run_kernel("cbow", ex, syn0, syn1, lr, mean)
+    assert measured == 1 and loss == pytest.approx(reference.item(), rel=1e-5)
+    torch.testing.assert_close(syn0, want0)
+    torch.testing.assert_close(syn1, want1)
 
 
 def test_user_errors_are_clear():
@@ -165,7 +171,7 @@ def wiki_docs():
 
 @pytest.mark.parametrize("model", ["skipgram", "cbow"])
 def test_tiny_run_learns_and_repeats(wiki_docs, model):
-    cfg = Word2VecConfig(model=model, dim=24, epochs=3, min_count=3, threads=1, batch=128)
+    cfg = Word2VecConfig(model=model, dim=24, epochs=3, min_count=3, threads=1)
     wv, stats = train(wiki_docs, cfg, progress=False)
     losses = stats["epoch_losses"]
     assert losses[-1] < losses[0] < 4.2  # 4.16 = 6 log 2, the loss of the zero output vectors at the start
@@ -173,5 +179,5 @@ def test_tiny_run_learns_and_repeats(wiki_docs, model):
     assert stats["words_per_second"] > 0 and stats["corpus_words"] == sum(map(len, wiki_docs))
     again, _ = train(wiki_docs, cfg, progress=False)
     np.testing.assert_array_equal(wv.vectors, again.vectors)
-    two = Word2VecConfig(model=model, dim=24, epochs=1, min_count=3, threads=2, batch=128)
+    two = Word2VecConfig(model=model, dim=24, epochs=1, min_count=3, threads=2)
     assert np.isfinite(train(wiki_docs, two, progress=False)[0].vectors).all()

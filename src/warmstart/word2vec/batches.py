@@ -1,20 +1,23 @@
-"""Training examples for word2vec, made with array operations over the corpus ids (no per-word Python loop).
+"""Training examples for word2vec, made by a compiled loop over the corpus ids (numba).
 
 The corpus is cut into chunks of whole documents. For each (epoch, chunk) a generator seeded by
 (seed, epoch, chunk) draws, as word2vec.c and gensim do: which words frequent-word subsampling keeps (a new
 draw each epoch; windows are taken over the kept words), a window size in 1..window for each kept centre
-word, and the negative samples. Windows never cross a document boundary. Examples come out in corpus order.
+word, and its negative samples (from the noise distribution, by Walker's alias method). Windows never cross
+a document boundary. Examples come out in corpus order, one per centre word with a context.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 
 class NoiseSampler:
-    """Draws word ids from a fixed distribution in O(1) each (Walker's alias method; exact, no table)."""
+    """Walker's alias tables of a fixed distribution: a slot drawn uniformly is kept with probability
+    ``accept[slot]``, else replaced by ``alias[slot]``; exact, O(1) a draw (make_examples draws)."""
 
     def __init__(self, probs: np.ndarray):
         n = len(probs)
@@ -30,10 +33,6 @@ class NoiseSampler:
             if scaled[big] < 1.0:
                 small.append(large.pop())
 
-    def sample(self, rng: np.random.Generator, shape) -> np.ndarray:
-        slot = rng.integers(0, len(self.accept), size=shape)
-        return np.where(rng.random(shape) < self.accept[slot], slot, self.alias[slot])
-
 
 def chunk_bounds(offsets: np.ndarray, words: int) -> np.ndarray:
     """Document indices cutting the corpus into chunks of about ``words`` ids: chunk k holds documents
@@ -42,35 +41,27 @@ def chunk_bounds(offsets: np.ndarray, words: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], cuts, [len(offsets) - 1]]))
 
 
-def windows(doc: np.ndarray, reach: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """(ok, ctx): ``ctx[i, j]`` is the position of the j-th candidate context of word i (offsets -window..-1,
-    1..window) and ``ok[i, j]`` says whether it lies within ``reach[i]`` of i in the same document."""
-    n = len(doc)
-    offsets = np.r_[-window:0, 1 : window + 1]
-    ctx = np.arange(n)[:, None] + offsets
-    ok = (np.abs(offsets) <= reach[:, None]) & (ctx >= 0) & (ctx < n)
-    ok &= doc[np.clip(ctx, 0, max(n - 1, 0))] == doc[:, None]
-    return ok, ctx
-
-
 @dataclass
 class Examples:
-    """One chunk's examples in corpus order. Skip-gram: example i is (``inputs[i]`` -> ``targets[i]``).
-    CBOW: example i is (the context ids ``inputs[starts[i]:starts[i + 1]]`` -> ``targets[i]``).
-    ``targets[:, 0]`` is the word to predict, ``targets[:, 1:]`` negatives; ``valid`` is 0 for a negative
-    equal to the word to predict (skipped, as word2vec.c and gensim skip it) and 1 elsewhere; ``position``
-    is the centre word's index in the corpus ids (for the learning-rate schedule); ``kept`` counts the words
-    that subsampling kept."""
+    """One chunk's examples in corpus order, one per centre word (every kept word with a context): the
+    centre ``words[i]``, its context ids ``inputs[starts[i]:starts[i + 1]]`` and its ``negatives[i]``
+    (a negative equal to the centre is skipped in training, as word2vec.c and gensim skip it); ``position``
+    is the centre's index in the corpus ids (for the learning-rate schedule); ``kept`` counts the words that
+    subsampling kept. Skip-gram trains each (context word, centre) pair; CBOW the context's mean."""
 
+    words: np.ndarray
     inputs: np.ndarray
-    targets: np.ndarray
-    valid: np.ndarray
+    starts: np.ndarray
+    negatives: np.ndarray
     position: np.ndarray
-    starts: np.ndarray | None = None
     kept: int = 0
 
     def __len__(self) -> int:
-        return len(self.targets)
+        return len(self.words)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.inputs)
 
 
 def make_examples(
@@ -81,28 +72,74 @@ def make_examples(
     noise: NoiseSampler,
     window: int,
     negative: int,
-    cbow: bool,
-    rng: np.random.Generator,
+    seed: int,
 ) -> Examples:
     """Examples for the corpus slice ``ids`` (its first id at corpus index ``first``; ``doc`` the document of
-    each id); ``keep`` is the subsampling keep-probability of each vocabulary word."""
-    kept = np.flatnonzero(rng.random(len(ids)) < keep[ids])
-    words = ids[kept]
-    ok, ctx = windows(doc[kept], rng.integers(1, window + 1, size=len(kept)), window)
-    if cbow:
-        counts = ok.sum(1)
-        centre = np.flatnonzero(counts)
-        inputs = words[ctx[ok]]
-        starts = np.zeros(len(centre) + 1, dtype=np.int64)
-        np.cumsum(counts[centre], out=starts[1:])
-        predict = words[centre]
-    else:
-        rows, cols = np.nonzero(ok)
-        centre, inputs, starts = rows, words[rows], None
-        predict = words[ctx[rows, cols]]
-    targets = np.empty((len(predict), negative + 1), dtype=np.int64)
-    targets[:, 0] = predict
-    targets[:, 1:] = noise.sample(rng, (len(predict), negative))
-    valid = (targets != predict[:, None]).astype(np.float32)
-    valid[:, 0] = 1.0
-    return Examples(inputs, targets, valid, first + kept[centre], starts, len(kept))
+    each id); ``keep`` is the subsampling keep-probability of each vocabulary word; ``seed`` seeds the draws
+    (the same seed, the same examples)."""
+    arrays = _examples(ids, doc, keep, noise.accept, noise.alias, window, negative, seed)
+    words, inputs, starts, negatives, kept_at, kept = arrays
+    return Examples(words, inputs, starts, negatives, first + kept_at, int(kept))
+
+
+@numba.njit(nogil=True, cache=True)
+def _uniform(state):
+    """(a uniform draw in [0, 1), the next state): splitmix64 (Steele et al. 2014), a few ns a draw."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0), state
+
+
+@numba.njit(nogil=True, cache=True)
+def _examples(ids, doc, keep, accept, alias, window, negative, seed):
+    state = np.uint64(seed)
+    n = len(ids)
+    at = np.empty(n, np.int64)  # the kept words' positions in ids
+    kept = 0
+    for i in range(n):
+        p = keep[ids[i]]
+        if p < 1.0:  # a word always kept draws nothing
+            r, state = _uniform(state)
+            if r >= p:
+                continue
+        at[kept] = i
+        kept += 1
+    lo = np.empty(kept, np.int64)  # each kept word's context: kept words lo[c]..hi[c], itself excluded
+    hi = np.empty(kept, np.int64)
+    total, centres = 0, 0
+    for c in range(kept):
+        r, state = _uniform(state)
+        reach = min(int(r * window), window - 1) + 1
+        a, b, d = c, c, doc[at[c]]
+        while a > 0 and c - a < reach and doc[at[a - 1]] == d:
+            a -= 1
+        while b < kept - 1 and b - c < reach and doc[at[b + 1]] == d:
+            b += 1
+        lo[c], hi[c] = a, b
+        total += b - a
+        centres += b > a
+    words = np.empty(centres, np.int64)
+    position = np.empty(centres, np.int64)
+    starts = np.zeros(centres + 1, np.int64)
+    inputs = np.empty(total, np.int64)
+    negatives = np.empty((centres, negative), np.int64)
+    m, e = 0, 0
+    for c in range(kept):
+        if hi[c] == lo[c]:
+            continue
+        words[m], position[m] = ids[at[c]], at[c]
+        for x in range(lo[c], hi[c] + 1):
+            if x != c:
+                inputs[e] = ids[at[x]]
+                e += 1
+        starts[m + 1] = e
+        for k in range(negative):  # one uniform draw: its integer part the slot, its fraction the coin
+            r, state = _uniform(state)
+            u = r * len(accept)
+            slot = min(int(u), len(accept) - 1)
+            negatives[m, k] = slot if u - slot < accept[slot] else alias[slot]
+        m += 1
+    return words, inputs, starts, negatives, position, kept
