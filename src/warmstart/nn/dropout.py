@@ -1,38 +1,81 @@
-"""Dropout whose CPU mask costs a quarter of ``torch.bernoulli_``'s.
+"""Dropout whose CPU mask costs a tenth of ``torch.bernoulli_``'s and is not stored for the backward pass.
 
-On the CPU, drawing dropout masks with ``bernoulli_`` took about a quarter of a small BERT's bf16 training
-step (profiled on 2 cores). Here each mask element is one 16-bit draw: ``random_()`` on int32 gives 31 random
-bits per element (low 16 uniform, high 15 uniform), read as two int16 halves and compared with a threshold
-per half, so a value is dropped with probability ``round(p * 32768) / 32768`` (p = 0.1 -> 0.100006) and the
-kept ones are scaled by the inverse of the kept share. The draws come from torch's default generator, so
+On the CPU, drawing masks with ``bernoulli_`` took about a quarter of a small BERT's bf16 training step, and
+``torch.where`` (the usual way to apply a mask) runs at a fifth of a plain multiply's speed (profiled on 2
+cores: 0.75 ms in bf16, 2.6 ms in fp32, against 0.11 ms, per million values). Here a compiled loop (numba)
+writes the mask straight in the input's dtype, 1 where kept and 0 where dropped, from a counter-based hash
+(splitmix64 of a seed and the position: 4 draws of 16 bits per hash); the output is ``x * mask * scale``
+(two plain multiplies). The backward pass regenerates the same mask from the seed instead of keeping it.
+
+A value is dropped with probability ``round(p * 65536) / 65536`` (p = 0.1 -> 0.100006) and the kept ones are
+scaled by the inverse of the kept share. Each call draws its seed from torch's default generator, so
 ``torch.manual_seed`` and checkpointed RNG state make runs reproducible and resumable. Off the CPU (CUDA),
-``F.dropout`` is used as it is.
+and for dtypes other than float32, bfloat16 and float16, ``F.dropout`` is used as it is.
 """
 
 from __future__ import annotations
 
-import sys
-
+import numba
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-_STEPS = 32768
+_STEPS = 65536
+_ONE = {
+    torch.float32: (np.uint32, 0x3F800000),
+    torch.bfloat16: (np.uint16, 0x3F80),
+    torch.float16: (np.uint16, 0x3C00),
+}
+
+
+@numba.njit(nogil=True, cache=True)
+def _fill(out, seed, q, one):
+    """``out[i] = one`` if draw i >= q else 0 (``len(out)`` a multiple of 4); draws 4j..4j+3 are the four
+    16-bit quarters of splitmix64(seed + j * gamma). Four plain stores a hash: the loop vectorises."""
+    s = np.uint64(seed)
+    for j in range(out.shape[0] // 4):
+        z = s + np.uint64(j) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        out[4 * j] = one * ((z & np.uint64(0xFFFF)) >= q)
+        out[4 * j + 1] = one * (((z >> np.uint64(16)) & np.uint64(0xFFFF)) >= q)
+        out[4 * j + 2] = one * (((z >> np.uint64(32)) & np.uint64(0xFFFF)) >= q)
+        out[4 * j + 3] = one * ((z >> np.uint64(48)) >= q)
+
+
+def keep_mask(shape, dtype: torch.dtype, seed: int, q: int) -> torch.Tensor:
+    """One call's mask in ``dtype``: 1 (kept) or 0 (dropped), a value dropped with probability q/65536."""
+    bits, one = _ONE[dtype]
+    n = int(np.prod(shape))
+    out = np.empty(n + (-n % 4), dtype=bits)
+    _fill(out, seed, q, bits(one))
+    signed = out[:n].view(np.int32 if bits is np.uint32 else np.int16)  # torch has no unsigned 16/32
+    return torch.from_numpy(signed).view(dtype).view(shape)
+
+
+class _Dropout(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, q: int, seed: int):
+        ctx.q, ctx.seed, ctx.shape = q, seed, x.shape
+        return (x * keep_mask(x.shape, x.dtype, seed, q)).mul_(_STEPS / (_STEPS - q))
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = keep_mask(ctx.shape, grad.dtype, ctx.seed, ctx.q)  # the same seed: the same mask
+        return (grad * mask).mul_(_STEPS / (_STEPS - ctx.q)), None, None
 
 
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     """``x`` with each element zeroed with probability ~``p`` (see above), the rest scaled up."""
     if not training or p == 0:
         return x
-    if x.device.type != "cpu" or not 0 < p < 1 or sys.byteorder != "little":
+    if x.device.type != "cpu" or not 0 < p < 1 or x.dtype not in _ONE:
         return F.dropout(x, p, training)
     q = max(1, min(_STEPS - 1, round(p * _STEPS)))
-    n = x.numel()
-    bits = torch.empty((n + 1) // 2, dtype=torch.int32).random_().view(torch.int16).view(-1, 2)
-    # little-endian: the low (uniform 16-bit) half first, the high (15-bit, non-negative) half second
-    thresholds = torch.tensor([2 * q - _STEPS, q], dtype=torch.int16)
-    keep = (bits >= thresholds).view(-1)[:n].view(x.shape)
-    return torch.where(keep, x * (_STEPS / (_STEPS - q)), 0)
+    seed = int(torch.randint(0, 2**62, (1,)))
+    return _Dropout.apply(x, q, seed)
 
 
 class Dropout(nn.Dropout):
