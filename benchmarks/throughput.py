@@ -2,14 +2,15 @@
 
 Every row runs the same shape, batch, sequence length, real token ids and objective semantics on both sides;
 trials alternate between the two so that machine noise hits both, and the median of each side's trials is
-reported with the ratio. The same run measures the machine's matmul peak (fp32 and bf16) and prints, for
-warmstart, the model FLOPs per token (see throughput_rows.py for how they are counted), the fraction of
-the peak achieved, and the ratio at peak: what warmstart's ratio would be if its FLOPs ran at the matmul
-peak (peak / (transformers' rate x warmstart's FLOPs per unit)), the ceiling of any target. With
-``--memory`` (default on) each side of each row also runs once in a fresh process
-that reports its peak resident memory (VmHWM). Each row runs in a fresh process of its own (``--in-process``
-runs them all in this one), so no row inherits the allocator and thread-pool state the rows before it left.
-Prints a Markdown table and one JSON line per row.
+reported with the ratio, and, for a row run in both precisions, warmstart's rate over transformers' faster
+precision of that row ("vs its faster mode": what a user compares). The same run measures the machine's matmul
+peak (fp32 and bf16) and prints, for warmstart, the model FLOPs per token (see throughput_rows.py for how they
+are counted), the fraction of the peak achieved, and the ratio at peak: what warmstart's ratio would be if its
+FLOPs ran at the matmul peak (peak / (transformers' rate x warmstart's FLOPs per unit)), the ceiling of any
+target. With ``--memory`` (default on) each side of each row also runs once in a fresh process that reports
+its peak resident memory (VmHWM). Each row runs in a fresh process of its own (``--in-process`` runs them all
+in this one), so no row inherits the allocator and thread-pool state the rows before it left. Prints a
+Markdown table and one JSON line per row.
 
     python benchmarks/throughput.py                       # every CPU row (about 20 min on 2 cores)
     python benchmarks/throughput.py --rows mlm clm --steps 5
@@ -143,26 +144,40 @@ def run_row(name: str, a, device: torch.device, peaks: dict) -> list[dict]:
     return results
 
 
+def against_faster_mode(results: list[dict]) -> None:
+    """Adds ``vs_faster``: warmstart's rate over transformers' faster precision of the same row (what a user
+    compares), where the run measured both of transformers' precisions."""
+    best: dict[str, float] = {}
+    for r in results:
+        best[r["row"]] = max(best.get(r["row"], 0.0), r["transformers_per_s"])
+    precisions = {(r["row"], r["precision"]) for r in results}
+    for r in results:
+        if {(r["row"], "fp32"), (r["row"], "bf16")} <= precisions:
+            r["vs_faster"] = round(r["warmstart_per_s"] / best[r["row"]], 2)
+
+
 def table(results: list[dict], peaks: dict, where: str) -> str:
+    against_faster_mode(results)
     lines = [
         f"Side by side on {where}; fp32 matmul peak {peaks['fp32'] / 1e9:,.0f} GFLOP/s, bf16 "
         f"{peaks['bf16'] / 1e9:,.0f} GFLOP/s (measured in the same run); median of the trials.",
         "",
-        "| row | shape | precision | counted | warmstart /s | transformers /s | ratio | target | "
-        "warmstart GFLOP per unit | of peak | ratio at peak | peak RSS MB (ws / hf) |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| row | shape | precision | counted | warmstart /s | transformers /s | ratio | vs its faster mode | "
+        "target | warmstart GFLOP per unit | of peak | ratio at peak | peak RSS MB (ws / hf) |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         target = f"{r['target']:g}x" if r["target"] else "-"
         flops = f"{r['warmstart_gflop_per_unit']:.3f}" if r["warmstart_gflop_per_unit"] else "-"
         frac = f"{r['warmstart_peak_fraction']:.1%}" if r["warmstart_peak_fraction"] else "-"
         ceiling = f"{r['ceiling_ratio']}x" if r.get("ceiling_ratio") else "-"
+        faster = f"{r['vs_faster']}x" if "vs_faster" in r else "-"
         rss = r.get("peak_rss_mb")
         mem = f"{rss['warmstart']:,} / {rss['transformers']:,}" if rss and None not in rss.values() else "-"
         lines.append(
             f"| {r['row']} | {r['shape']} | {r['precision']} | {r['counts']} | {r['warmstart_per_s']:,.0f} | "
-            f"{r['transformers_per_s']:,.0f} | {r['ratio']}x | {target} | {flops} | {frac} | {ceiling} | "
-            f"{mem} |"
+            f"{r['transformers_per_s']:,.0f} | {r['ratio']}x | {faster} | {target} | {flops} | {frac} | "
+            f"{ceiling} | {mem} |"
         )
     return "\n".join(lines)
 
@@ -235,6 +250,9 @@ def main() -> None:
         results = [r for name in a.rows for r in row_in_own_process(name, a, peaks)]
     print()
     print(f"{time.strftime('%Y-%m-%d')}: " + table(results, peaks, where))
+    print(
+        json.dumps({"vs_faster_mode": {f"{r['row']} {r['precision']}": r.get("vs_faster") for r in results}})
+    )
 
 
 if __name__ == "__main__":

@@ -89,7 +89,9 @@ class NextSentenceLM(MaskedLM):
     def forward(self, batch: dict, norms: dict | None = None) -> tuple[torch.Tensor, dict]:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
         mlm_norm = norms["mlm"] if norms else None
-        mlm_loss, mlm_stats, _ = masked_lm_loss(self.head, hidden, batch["labels"], mlm_norm)
+        mlm_loss, mlm_stats, _ = masked_lm_loss(
+            self.head, hidden, batch["labels"], mlm_norm, accuracy=not self.training
+        )
         logits = self.sentence_head(self.encoder.pool(hidden))
         target = batch["sentence_label"]
         n = target.numel()
@@ -99,10 +101,11 @@ class NextSentenceLM(MaskedLM):
         stats = {
             "loss": (loss.detach(), 1),
             "mlm_loss": mlm_stats["loss"],
-            "accuracy": mlm_stats["accuracy"],
             "sentence_loss": (sentence_sum.detach(), n),
             "sentence_accuracy": (correct, n),
         }
+        if "accuracy" in mlm_stats:  # an evaluation
+            stats["accuracy"] = mlm_stats["accuracy"]
         return loss, stats
 
 
