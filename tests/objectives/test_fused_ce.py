@@ -54,6 +54,22 @@ def test_matches_cross_entropy_fp32(chunk_rows):
     assert float(got[0][labels == IGNORE].abs().max()) == 0.0
 
 
+@pytest.mark.parametrize("bf16", [False, True])
+def test_a_trainable_bias_gets_the_plain_heads_gradient(bf16):
+    hidden, weight, labels = inputs(5)
+    bias = (torch.randn(V) * 0.5).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        loss, _ = linear_cross_entropy(hidden, weight, labels, bias=bias, chunk_rows=7)
+        logits = (hidden @ weight.T).reshape(-1, V).float() + bias  # the plain head: fp32 bias on the logits
+    ref = F.cross_entropy(logits, labels.reshape(-1), reduction="sum", ignore_index=IGNORE)
+    tol = 2e-2 if bf16 else 1e-5
+    assert rel(loss, ref) < tol
+    for a, b in zip(grads(loss, hidden, weight, bias), grads(ref, hidden, weight, bias)):
+        assert rel(a, b) < tol
+    frozen, _ = linear_cross_entropy(hidden, weight, labels, bias=bias.detach())
+    assert frozen.grad_fn is not None and len(grads(frozen, hidden, weight)) == 2
+
+
 @pytest.mark.parametrize("chunk_rows", [1, 7, 1000])
 def test_matches_cross_entropy_fp64(chunk_rows):
     hidden, weight, labels = inputs(1, shape=(2, 5, 4), dtype=torch.float64)

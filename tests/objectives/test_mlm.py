@@ -83,3 +83,31 @@ def test_sparse_loss_equals_dense_reference():
     assert stats["loss"][1] == (batch["labels"] != IGNORE).sum()
     # the decoder is the word embedding matrix itself
     assert unit.head.tied[0].weight is unit.encoder.embeddings.word.weight
+
+
+def test_training_takes_the_fused_head_with_the_same_loss_and_gradients():
+    """In training (dropout off) the loss and every gradient, the decoder bias's included, equal the
+    evaluation path's plain head on the same batch; evaluations alone report accuracy."""
+    torch.manual_seed(1)
+    shape = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    cfg = BertConfig(vocab_size=VOCAB, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **shape)
+    unit = MaskedLM(BertModel(cfg), MLMConfig())
+    torch.nn.init.normal_(unit.head.bias, std=0.5)  # zero at the start: make it count
+    batch = MLMCollator(MLMConfig(), MASK, VOCAB, SPECIAL.tolist())(
+        batch_with_specials(6, 30), torch.Generator().manual_seed(4)
+    )
+    grads = []
+    for training in (True, False):
+        unit.train(training)
+        unit.zero_grad()
+        loss, stats = unit(batch)
+        loss.backward()
+        assert ("accuracy" in stats) is not training
+        grads.append(
+            (float(loss), {n: p.grad.clone() for n, p in unit.named_parameters() if p.grad is not None})
+        )
+    (fused, fused_grads), (plain, plain_grads) = grads
+    assert abs(fused - plain) < 1e-5 and fused_grads.keys() == plain_grads.keys()
+    for name, g in plain_grads.items():
+        torch.testing.assert_close(fused_grads[name], g, rtol=1e-4, atol=1e-6, msg=name)
+    assert plain_grads["head.bias"].abs().sum() > 0

@@ -24,45 +24,59 @@ class LinearCrossEntropy(torch.autograd.Function):
     """Sum of the token cross-entropies of ``hidden @ weight.T`` over the rows ``keep``; see the module."""
 
     @staticmethod
-    def forward(ctx, hidden, weight, bias, labels, keep, chunk_rows, dtype, need_hidden, need_weight):
+    def forward(
+        ctx, hidden, weight, bias, labels, keep, chunk_rows, dtype, need_hidden, need_weight, need_bias
+    ):
         with torch.autocast(hidden.device.type, enabled=False):
             flat = hidden.reshape(-1, hidden.shape[-1])
-            h = flat.index_select(0, keep).to(dtype)
-            target = labels.reshape(-1).index_select(0, keep)
+            n = keep.numel()
+            # rows padded to a multiple of 64 (the extra ones repeat row 0 and count for nothing): a few
+            # matmul shapes instead of a new one every batch keep oneDNN's kernel cache warm
+            padded = torch.nn.functional.pad(keep, (0, -n % 64))
+            h = flat.index_select(0, padded).to(dtype)
+            target = labels.reshape(-1).index_select(0, padded)
+            target[n:] = 0  # any class: the padding counts for nothing
             w = weight.to(dtype)
             exact = torch.promote_types(dtype, torch.float32)  # softmax dtype: fp32, or fp64 for fp64 inputs
             logits = h @ w.T  # (n, V) in the matmul dtype; becomes the logits' gradient in place
             loss = torch.zeros((), dtype=exact, device=hidden.device)
+            grad_b = torch.zeros(weight.shape[0], dtype=exact, device=hidden.device) if need_bias else None
+            gradients = need_hidden or need_weight or need_bias
             for start in range(0, target.numel(), chunk_rows):
                 rows = slice(start, start + chunk_rows)
-                chunk, tc = logits[rows].to(exact), target[rows]  # a view when exact == dtype
-                if bias is not None:
-                    chunk = chunk + bias  # in fp32, as the plain head adds its fp32 bias to bf16 logits
-                lse = torch.logsumexp(chunk, dim=-1)
-                loss += (lse - chunk.gather(1, tc[:, None]).squeeze(1)).sum()
-                if need_hidden or need_weight:
-                    g = chunk.sub_(lse[:, None]).exp_()  # softmax - one-hot: d(sum loss) / d(logits)
+                tc = target[rows]
+                real = max(0, min(chunk_rows, n - start))  # the chunk's rows that are not padding
+                # in fp32, as the plain head adds its fp32 bias to bf16 logits; one pass either way
+                chunk = logits[rows].to(exact) if bias is None else torch.add(logits[rows], bias)
+                top = chunk.amax(dim=-1, keepdim=True)
+                picked = chunk.gather(1, tc[:, None]).squeeze(1)
+                chunk.sub_(top).exp_()  # exp(z - max), once: for the loss and for the gradient
+                total = chunk.sum(dim=-1, keepdim=True)
+                loss += (total.log() + top - picked[:, None])[:real].sum()
+                if gradients:
+                    g = chunk.div_(total)  # softmax - one-hot: d(sum loss) / d(logits)
                     g[torch.arange(tc.numel(), device=g.device), tc] -= 1.0
-                    if chunk.dtype != logits.dtype or bias is not None:  # else written in place
-                        logits[rows] = g
+                    g[real:] = 0.0
+                    if grad_b is not None:
+                        grad_b += g.sum(0)
+                    if g.data_ptr() != logits.data_ptr() + start * logits.stride(0) * logits.element_size():
+                        logits[rows] = g  # else written in place
             grad_h = grad_w = None
             if need_hidden:
-                grad_h = torch.zeros_like(flat).index_copy_(0, keep, (logits @ w).to(flat.dtype))
+                grad_h = torch.zeros_like(flat).index_add_(0, padded, (logits @ w).to(flat.dtype))
                 grad_h = grad_h.view_as(hidden)
             if need_weight:
                 grad_w = (logits.T @ h).to(weight.dtype)
-        ctx.save_for_backward(grad_h, grad_w)
+            if grad_b is not None:
+                grad_b = grad_b.to(bias.dtype)
+        ctx.save_for_backward(grad_h, grad_w, grad_b)
         return loss
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_output):
-        grad_h, grad_w = ctx.saved_tensors
-        if grad_h is not None:
-            grad_h = grad_h * grad_output.to(grad_h.dtype)
-        if grad_w is not None:
-            grad_w = grad_w * grad_output.to(grad_w.dtype)
-        return grad_h, grad_w, None, None, None, None, None, None, None
+        grads = [None if g is None else g * grad_output.to(g.dtype) for g in ctx.saved_tensors]
+        return grads[0], grads[1], grads[2], None, None, None, None, None, None, None
 
 
 def linear_cross_entropy(
@@ -75,9 +89,9 @@ def linear_cross_entropy(
     chunk_rows: int | None = None,
 ) -> tuple[torch.Tensor, int]:
     """(loss_sum, n): the summed cross-entropy of ``hidden @ weight.T`` (hidden (..., H), weight (V, H); plus
-    ``bias`` (V,), a constant that gets no gradient) against ``labels`` (...) over the n positions whose label
-    is not ``ignore_index``; loss_sum is a 0-dim fp32 tensor (fp64 for fp64 inputs). ``chunk_rows`` (rows
-    taken to fp32 at a time) defaults to about 16 MB of fp32 logits."""
+    ``bias`` (V,), which gets a gradient when it requires one) against ``labels`` (...) over the n positions
+    whose label is not ``ignore_index``; loss_sum is a 0-dim fp32 tensor (fp64 for fp64 inputs).
+    ``chunk_rows`` (rows taken to fp32 at a time) defaults to about 16 MB of fp32 logits."""
     keep = (labels.reshape(-1) != ignore_index).nonzero().squeeze(1)
     device_type = hidden.device.type
     if torch.is_autocast_enabled(device_type) and hidden.dtype != torch.float64:
@@ -89,12 +103,13 @@ def linear_cross_entropy(
     loss = LinearCrossEntropy.apply(
         hidden,
         weight,
-        None if bias is None else bias.detach().to(torch.promote_types(dtype, torch.float32)),
+        None if bias is None else bias.to(torch.promote_types(dtype, torch.float32)),
         labels,
         keep,
         chunk_rows,
         dtype,
         grad and hidden.requires_grad,
         grad and weight.requires_grad,
+        grad and bias is not None and bias.requires_grad,
     )
     return loss, keep.numel()

@@ -20,6 +20,7 @@ from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.nn.mlp import activation
 from warmstart.objectives.base import Objective
+from warmstart.objectives.fused_ce import linear_cross_entropy
 from warmstart.objectives.masking import check_config, check_word_table, select_positions, word_starts
 
 IGNORE = -100
@@ -88,9 +89,11 @@ class MLMHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(vocab_size))
         self.tied = [tied]  # a list keeps the embedding out of this module's parameters
 
+    def transform(self, h: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.act(self.dense(h)))
+
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        h = self.norm(self.act(self.dense(h)))
-        return F.linear(h, self.tied[0].weight, self.bias)
+        return F.linear(self.transform(h), self.tied[0].weight, self.bias)
 
 
 def masked_count(batch: dict) -> float:
@@ -99,16 +102,23 @@ def masked_count(batch: dict) -> float:
 
 
 def masked_lm_loss(
-    head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor, norm: float | None = None, accuracy=True
+    head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor, norm: float | None = None, training=False
 ):
     """(mean loss, stats, (logits, picked, n)): cross-entropy over the selected positions only; the
     vocabulary projection runs only on them. ``logits[:n]`` belong to the flat positions ``picked[:n]``.
     ``norm``: divide the sum by this count instead of the batch's own (a step's count: train/step.py).
-    ``accuracy=False`` skips the arg-max over the vocabulary (3% of a small BERT's bf16 step): the units
-    pass ``not self.training``, since the fit loop reads stats only from evaluations."""
+    ``training=True`` (the units pass ``self.training``) skips the arg-max accuracy, which the fit loop
+    reads from evaluations only, and, with autograd on, projects and scores through the fused linear
+    cross-entropy (fused_ce.py): the same loss and gradients, no logits kept (``logits`` is None)."""
     labels = labels.reshape(-1)
     picked = (labels != IGNORE).nonzero().squeeze(1)
     n = picked.numel()
+    count = max(n if norm is None else norm, 1)
+    if training and torch.is_grad_enabled() and isinstance(head, MLMHead):
+        h = head.transform(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
+        target = labels.index_select(0, picked)
+        loss_sum, _ = linear_cross_entropy(h, head.tied[0].weight, target, IGNORE, bias=head.bias)
+        return loss_sum / count, {"loss": (loss_sum.detach(), n)}, (None, picked, n)
     # round the row count up to a multiple of 64 (extra rows are ignored): a handful of distinct matmul
     # shapes instead of a new one every batch keeps kernel caches (oneDNN, cuBLAS) small and warm
     picked = F.pad(picked, (0, -n % 64))
@@ -116,11 +126,10 @@ def masked_lm_loss(
     target[n:] = IGNORE
     logits = head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, picked))
     loss_sum = F.cross_entropy(logits.float(), target, reduction="sum", ignore_index=IGNORE)
-    loss = loss_sum / max(n if norm is None else norm, 1)
     stats = {"loss": (loss_sum.detach(), n)}
-    if accuracy:
+    if not training:
         stats["accuracy"] = ((logits[:n].argmax(-1) == target[:n]).sum(), n)
-    return loss, stats, (logits, picked, n)
+    return loss_sum / count, stats, (logits, picked, n)
 
 
 class MaskedLM(Objective):
@@ -167,7 +176,7 @@ class MaskedLM(Objective):
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-        loss, stats, _ = masked_lm_loss(self.head, hidden, batch["labels"], accuracy=not self.training)
+        loss, stats, _ = masked_lm_loss(self.head, hidden, batch["labels"], training=self.training)
         return loss, stats
 
     @staticmethod

@@ -90,7 +90,7 @@ class NextSentenceLM(MaskedLM):
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
         mlm_norm = norms["mlm"] if norms else None
         mlm_loss, mlm_stats, _ = masked_lm_loss(
-            self.head, hidden, batch["labels"], mlm_norm, accuracy=not self.training
+            self.head, hidden, batch["labels"], mlm_norm, training=self.training
         )
         logits = self.sentence_head(self.encoder.pool(hidden))
         target = batch["sentence_label"]
