@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.nn.splitmix import GAMMA, mix
+
 _STEPS = 65536
 _ONE = {
     torch.float32: (np.uint32, 0x3F800000),
@@ -35,10 +37,7 @@ def _fill(out, seed, q, one):
     16-bit quarters of splitmix64(seed + j * gamma). Four plain stores a hash: the loop vectorises."""
     s = np.uint64(seed)
     for j in range(out.shape[0] // 4):
-        z = s + np.uint64(j) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
+        z = mix(s + np.uint64(j) * GAMMA)
         out[4 * j] = one * ((z & np.uint64(0xFFFF)) >= q)
         out[4 * j + 1] = one * (((z >> np.uint64(16)) & np.uint64(0xFFFF)) >= q)
         out[4 * j + 2] = one * (((z >> np.uint64(32)) & np.uint64(0xFFFF)) >= q)

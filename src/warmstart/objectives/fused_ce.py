@@ -42,6 +42,7 @@ class LinearCrossEntropy(torch.autograd.Function):
             loss = torch.zeros((), dtype=exact, device=hidden.device)
             grad_b = torch.zeros(weight.shape[0], dtype=exact, device=hidden.device) if need_bias else None
             gradients = need_hidden or need_weight or need_bias
+            in_place = bias is None and exact == dtype  # the chunk is then a view of the logits
             for start in range(0, target.numel(), chunk_rows):
                 rows = slice(start, start + chunk_rows)
                 tc = target[rows]
@@ -59,8 +60,8 @@ class LinearCrossEntropy(torch.autograd.Function):
                     g[real:] = 0.0
                     if grad_b is not None:
                         grad_b += g.sum(0)
-                    if g.data_ptr() != logits.data_ptr() + start * logits.stride(0) * logits.element_size():
-                        logits[rows] = g  # else written in place
+                    if not in_place:
+                        logits[rows] = g
             grad_h = grad_w = None
             if need_hidden:
                 grad_h = torch.zeros_like(flat).index_add_(0, padded, (logits @ w).to(flat.dtype))

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from warmstart.nn.splitmix import GAMMA, mix
+
 
 class NoiseSampler:
     """Walker's alias tables of a fixed distribution: a slot drawn uniformly is kept with probability
@@ -85,12 +87,8 @@ def make_examples(
 @numba.njit(nogil=True, cache=True)
 def _uniform(state):
     """(a uniform draw in [0, 1), the next state): splitmix64 (Steele et al. 2014), a few ns a draw."""
-    state = state + np.uint64(0x9E3779B97F4A7C15)
-    z = state
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0), state
+    state = state + GAMMA
+    return np.float64(mix(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0), state
 
 
 @numba.njit(nogil=True, cache=True)
