@@ -11,6 +11,7 @@ from tests.helpers.runs import Interrupt
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.cli.main import main
 from warmstart.commands.finetune import finetune
+from warmstart.data.catalog import open_dataset
 
 FAST = ["train.progress=false", "task.max_length=48", "train.batch_size=16", "evals_per_epoch=2"]
 
@@ -67,6 +68,22 @@ def test_seeds_give_a_summary(tiny_pretrained, rt_small, tmp_path, capsys):
     assert acc["values"] == [s["test"]["accuracy"] for s in seeds]
     assert acc["median"] == pytest.approx(sum(acc["values"]) / 2)
     assert "median" in capsys.readouterr().out
+    majority = summary["failed"]["majority_validation"]
+    best = [s["best_validation"] for s in seeds]
+    assert summary["failed"]["seeds"] == [s for s, b in zip((1, 2), best) if b <= majority]
+
+
+def test_diverged_seeds_are_counted_as_failed_runs(tiny_pretrained, rt_small, tmp_path, capsys):
+    """A learning rate of 1 drives every seed to one class: at or below the majority share, so failed."""
+    out = tmp_path / "f"
+    argv = args(tiny_pretrained, rt_small, out, "--seeds", "1,2", "--epochs", "1", "train.lr=1")
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    labels = [r["label"] for r in open_dataset(str(rt_small)).records("validation")]
+    majority = max(labels.count(x) for x in set(labels)) / len(labels)
+    assert 0.5 <= majority < 0.7 and summary["failed"]["majority_validation"] == pytest.approx(majority)
+    assert summary["failed"]["seeds"] == [1, 2] and summary["failed"]["count"] == 2
+    assert "failed runs" in capsys.readouterr().out and "failed runs" in (out / "summary.md").read_text()
 
 
 def test_resume_is_bitwise_exact(tiny_pretrained, rt_small, tmp_path):

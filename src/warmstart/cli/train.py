@@ -69,7 +69,17 @@ def _finetune(a):
         print(f"seed {seed}: test {shown} (best validation step {run['test_metrics']['best_step']})")
     if "summary" in result:
         for name, m in result["summary"]["metrics"].items():
-            print(f"{name}: mean {m['mean']:.4f}, median {m['median']:.4f}, std {m['std']:.4f}")
+            print(
+                f"{name}: mean {m['mean']:.4f}, median {m['median']:.4f}, std {m['std']:.4f}, "
+                f"min {m['min']:.4f}, max {m['max']:.4f}"
+            )
+        failed = result["summary"].get("failed")
+        if failed:
+            print(
+                f"failed runs (best validation accuracy at or below the majority class's "
+                f"{failed['majority_validation']:.4f}): {failed['count']} of {len(result['runs'])}"
+                + (f" (seeds {', '.join(map(str, failed['seeds']))})" if failed["seeds"] else "")
+            )
     print(f"run directory: {result['run_dir']}")
     for seed, run in result["runs"].items():
         warning = one_class_warning(run["test_metrics"].get("breakdown"))

@@ -3,7 +3,7 @@
 For each seed: load the encoder, put the task's randomly initialised head on it, apply the strategy (what
 is trained, LoRA, re-init, layer-wise LR), train with the fit loop (evaluating on validation, keeping the
 best model, optional early stopping), then score the best model once on test. Several seeds each get a
-run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median and spread.
+run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median, spread and the failed runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import json
 import math
-import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.paths import refuse_overlap
 from warmstart.registry import TASKS, family_of, lookup
+from warmstart.study.seeds import majority_share, summarize_seeds
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.multitask import MultitaskConfig
@@ -173,7 +173,8 @@ def finetune(
     out = {"runs": results, "run_dir": str(root)}
     seeds = list(results)
     if len(seeds) > 1 and ddp.is_main():
-        out["summary"] = summarize_seeds(root, {s: r["test_metrics"]["test"] for s, r in results.items()})
+        majority = majority_share(records["validation"])
+        out["summary"] = summarize_seeds(root, {s: r["test_metrics"] for s, r in results.items()}, majority)
     return out
 
 
@@ -277,26 +278,3 @@ def label_counts(records: list[dict]) -> dict[str, int]:
 def global_batch(cfg: FinetuneConfig) -> int:
     """Rows per micro-batch over all processes: under torchrun each process takes its train.batch_size."""
     return cfg.train.batch_size * ddp.world()
-
-
-def summarize_seeds(root: Path, tests: dict[int, dict]) -> dict:
-    """Mean, median, standard deviation, min and max of every test metric over the seeds."""
-    names = [k for k in next(iter(tests.values())) if k != "loss"]
-    summary = {"seeds": sorted(tests), "metrics": {}}
-    for name in names:
-        values = [tests[s][name] for s in sorted(tests)]
-        summary["metrics"][name] = {
-            "values": values,
-            "mean": statistics.fmean(values),
-            "median": statistics.median(values),
-            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-            "min": min(values),
-            "max": max(values),
-        }
-    write_json(summary, root / "summary.json")
-    lines = ["| metric | mean | median | std | min | max |", "|---|---|---|---|---|---|"]
-    for name, m in summary["metrics"].items():
-        cells = " | ".join(f"{m[k]:.4f}" for k in ("mean", "median", "std", "min", "max"))
-        lines.append(f"| {name} | {cells} |")
-    (root / "summary.md").write_text(f"seeds {summary['seeds']}\n\n" + "\n".join(lines) + "\n")
-    return summary

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
+from warmstart.study.seeds import spread
 
 STUDY_FILE = "study.json"
-
-
-def spread(values: list[float]) -> dict:
-    return {"values": values, "median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> list[dict]:

@@ -54,7 +54,8 @@ class _Fit:
         self.model = ddp.wrap(unit, cfg.fsdp, self.device, cfg.seed)  # torchrun: DDP, or sharded (FSDP)
         self.train = ddp.RankBatches(train)  # torchrun: this process's rows of each global micro-batch
         betas = (cfg.beta1, cfg.beta2)
-        self.optimizer = adamw(unit, cfg.lr, cfg.weight_decay, betas, cfg.eps, lr_scales=lr_scales)
+        correction = cfg.adam_bias_correction  # false: BERTAdam
+        self.optimizer = adamw(unit, cfg.lr, cfg.weight_decay, betas, cfg.eps, lr_scales, correction)
         warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
         self.lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio, cfg.decay_ratio)
         self.metric, self.mode = getattr(unit, "best_metric", ("loss", "min"))

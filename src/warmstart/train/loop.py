@@ -31,6 +31,9 @@ class TrainConfig:
     beta1: float = opt(0.9, "AdamW beta1")
     beta2: float = opt(0.98, "AdamW beta2")
     eps: float = opt(1e-6, "AdamW epsilon")
+    adam_bias_correction: bool = opt(
+        True, "Adam's bias correction of the moments; false: BERT's original optimizer (BERTAdam)"
+    )
     schedule: str = opt(
         "linear", "learning-rate schedule after warmup: linear, cosine, constant, wsd (hold, then decay)"
     )
