@@ -19,6 +19,9 @@ def _study(a):
         epochs=a.epochs,
         min_steps=a.min_steps,
         overrides=a.overrides,
+        stability=a.stability,
+        long_epochs=a.long_epochs,
+        reinit=a.reinit,
     )
     study = run_study(
         spec, a.out, overwrite=a.overwrite, keep_models=a.keep_models, report=not a.no_report, jobs=a.jobs
@@ -29,6 +32,7 @@ def _study(a):
         print(
             f"{row['model']:<10} {row['fraction']:>6.0%} ({row['train_examples']:,} examples): {metric} "
             f"median {m['median']:.4f} [{m['min']:.4f}, {m['max']:.4f}]"
+            + (f", failed {row['failed']} of {len(row['seeds'])}" if "failed" in row else "")
         )
     print(f"study: {a.out}/study.json" + (f", report: {study['report']}" if "report" in study else ""))
 
@@ -72,6 +76,15 @@ def add_study(sub) -> None:
     st.add_argument(
         "--max-evals", type=int, default=20, help="validation evaluations per cell, at most about this many"
     )
+    st.add_argument(
+        "--stability",
+        action="store_true",
+        help="BERT's unstable finetuning: the pretrained model in 8 arms, Adam with/without bias "
+        "correction x --epochs/--long-epochs x re-init top 0/--reinit layers, each over --seeds (Mosbach "
+        "et al. 2021)",
+    )
+    st.add_argument("--long-epochs", type=float, default=10.0, help="--stability: the longer training")
+    st.add_argument("--reinit", type=int, default=2, help="--stability: top layers re-initialised")
     st.add_argument("--keep-models", action="store_true", help="keep each cell's weights (large)")
     st.add_argument(
         "--jobs", type=int, default=1, help="finetuning cells run side by side, the cores split between them"

@@ -22,6 +22,7 @@ from warmstart.data.options import SPLITS, data_options, limited
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
 from warmstart.report.build import write_report
+from warmstart.study.arms import Arm, study_arms
 from warmstart.study.baseline import require_sklearn
 from warmstart.study.cells import (
     WEIGHTS,
@@ -33,7 +34,8 @@ from warmstart.study.cells import (
     schedule,
 )
 from warmstart.study.parallel import run_cells
-from warmstart.study.spec import MODELS, TASKS, StudySpec, check_study_dir, save_spec
+from warmstart.study.seeds import majority_share
+from warmstart.study.spec import TASKS, StudySpec, check_study_dir, save_spec
 from warmstart.study.summary import write_study
 from warmstart.train.logging import read_metrics
 
@@ -93,6 +95,7 @@ def _records(spec: StudySpec, cfg, kind: str) -> tuple[dict[str, list[dict]], di
         "sizes": {s: len(rows) for s, rows in records.items()},
         "labels": dict(sorted(labels.items())),
         "kind": kind,
+        "validation_majority": majority_share(records["validation"]),  # below it a run failed
     }
     return records, info
 
@@ -107,11 +110,11 @@ def _check_run(spec: StudySpec, cfg) -> None:
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
 
 
-def _cost(cell: Cell, plans: dict, sizes: dict) -> float:
+def _cost(cell: Cell, plans: dict, sizes: dict, arms: dict[str, Arm]) -> float:
     """Rough work of a cell in training-example units, for the ETA (evaluation ~ a third of training)."""
-    if cell.model not in MODELS:  # the baseline
+    if cell.model not in arms:  # the baseline
         return 50 + sizes["train"] * cell.fraction / 20
-    plan = plans[cell.fraction, cell.seed]
+    plan = plans[cell.fraction, cell.seed, arms[cell.model].epochs or 0]
     evals = plan["steps"] // plan["eval_every"] + 1
     return 500 + plan["steps"] * plan["batch_size"] + (evals * sizes["validation"] + sizes["test"]) / 3
 
@@ -143,16 +146,23 @@ def run_study(
     if state != "resume":
         save_spec(out, spec)
 
+    arms = {a.name: a for a in study_arms(spec)}
     plans = {}
     for fraction in spec.fractions:
         for seed in spec.seeds_at(fraction):
             n = len(nested_subset(records["train"], fraction, seed))
-            plan = schedule(
-                n, cfg.train.batch_size, cfg.evals_per_epoch, spec.epochs, spec.min_steps, spec.max_evals
-            )
-            plans[fraction, seed] = {**plan, "batch_size": cfg.train.batch_size}
-    cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds_at(f) for m in (baseline, *MODELS)]
-    costs = {c: round(_cost(c, plans, dataset["sizes"])) for c in cells}
+            for epochs in {a.epochs or 0 for a in arms.values()}:
+                plan = schedule(
+                    n,
+                    cfg.train.batch_size,
+                    cfg.evals_per_epoch,
+                    epochs or spec.epochs,
+                    spec.min_steps,
+                    spec.max_evals,
+                )
+                plans[fraction, seed, epochs] = {**plan, "batch_size": cfg.train.batch_size}
+    cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds_at(f) for m in (baseline, *arms)]
+    costs = {c: round(_cost(c, plans, dataset["sizes"], arms)) for c in cells}
     results = {c: read_cell(c.path(out)) for c in cells}
     done = sum(r is not None for r in results.values())
     bar = tqdm(
@@ -178,7 +188,7 @@ def run_study(
             if results[cell] is None and cell.model == baseline:
                 finished(cell, run_baseline_cell(cell, out, records))
         work = [
-            (cell, (cell, out, spec, plans[cell.fraction, cell.seed], task, keep_models))
+            (cell, (cell, out, spec, _plan(plans, cell, arms), task, keep_models, arms[cell.model]))
             for cell in cells
             if results[cell] is None
         ]
@@ -186,25 +196,37 @@ def run_study(
         run_cells(work, jobs, run_finetune_cell, finished)
     finally:
         bar.close()
-    metric = next(r["metric"] for r in results.values() if r["model"] in MODELS)
-    models = [*MODELS, baseline]
+    metric = next(r["metric"] for r in results.values() if r["model"] in arms)
+    models = [*arms, baseline]
     study = write_study(out, spec.to_dict(), dataset, [results[c] for c in cells], models, metric)
     if report:
         study["report"] = str(write_report(out))
     return study
 
 
+def _plan(plans: dict, cell: Cell, arms: dict[str, Arm]) -> dict:
+    return plans[cell.fraction, cell.seed, arms[cell.model].epochs or 0]
+
+
 def run_finetune_cell(
-    cell: Cell, root: Path, spec, plan: dict, task: str = "classification", keep_models: bool = False
+    cell: Cell,
+    root: Path,
+    spec,
+    plan: dict,
+    task: str = "classification",
+    keep_models: bool = False,
+    arm: Arm | None = None,
 ) -> dict:
-    """Finetune the pretrained model or its scratch twin on the cell's subset; returns cell.json's dict."""
+    """Finetune the cell's arm (the pretrained model, its scratch twin, a stability arm) on the cell's
+    subset; returns cell.json's dict."""
 
     cell_dir, start = cell.path(root), time.perf_counter()
+    arm = arm or Arm(cell.model, cell.model, from_scratch=cell.model == "scratch")
     flags = {
         "init": spec.run,
-        "from_scratch": cell.model == "scratch",
+        "from_scratch": arm.from_scratch,
         "out": str(cell_dir / "run"),
-        "epochs": spec.epochs,
+        "epochs": arm.epochs or spec.epochs,
         "seeds": [cell.seed],
         "breakdown": False,  # a study reports each cell's score; a second test pass would double its cost
         "task": {"name": task},
@@ -218,7 +240,7 @@ def run_finetune_cell(
         },
     }
     with fresh_cell(cell_dir):
-        finetune(None, flags, spec.overrides, overwrite=True)
+        finetune(None, flags, [*spec.overrides, *arm.overrides], overwrite=True)
     run = cell_dir / "run"
     tm = json.loads((run / "test_metrics.json").read_text())
     curve = [

@@ -9,6 +9,7 @@ from pathlib import Path
 from warmstart.report import run_report as R
 from warmstart.report.band_plot import band_plot
 from warmstart.report.html import Page
+from warmstart.report.stability_report import stability_page
 from warmstart.study.baseline import C_GRID, sklearn_version
 from warmstart.study.cells import MAX_EVALS
 from warmstart.study.summary import read_study
@@ -119,6 +120,8 @@ def _cell(row: dict | None, metric: str) -> str:
 
 def study_page(d: Path, out: Path) -> Page:
     study = read_study(d)
+    if study["config"].get("stability"):
+        return stability_page(d, out, study)
     spec, ds, metric = study["config"], study["dataset"], study["metric"]
     page = Page(f"warmstart study: what pretraining bought on {ds['name']}")
     page.text(

@@ -14,9 +14,9 @@ from warmstart.atomic import check_writable, write_atomic
 from warmstart.config import load_yaml, parse_override
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
+from warmstart.study.arms import STABILITY_KEYS
 
 SPEC_FILE = "study.yaml"
-MODELS = ("pretrained", "scratch")  # the finetuned models; the baseline depends on the task (BASELINES)
 # dataset kind -> (finetune task, baseline model)
 TASKS = {"labeled": ("classification", "tfidf"), "tagging": ("tagging", "frequent_tag")}
 # finetune keys the study sets itself, and the option that sets them
@@ -47,6 +47,9 @@ class StudySpec:
     overrides: list[str] = dataclasses.field(default_factory=list)
     full_seeds: list[int] | None = None  # the seeds at fraction 1 (None: ``seeds``); all labels vary least
     max_evals: int = 20  # validation evaluations per cell, at most about (small fractions train many epochs)
+    stability: bool = False  # the arms of study/arms.py instead of pretrained vs scratch
+    long_epochs: float = 10.0  # a stability study's longer training
+    reinit: int = 2  # a stability study's re-initialised top layers
 
     def __post_init__(self):
         self.run = str(Path(self.run).absolute())
@@ -66,8 +69,15 @@ class StudySpec:
             raise WarmstartError(f"min_steps must be 0 or more, got {self.min_steps}", "e.g. --min-steps 100")
         if self.max_evals < 1:
             raise WarmstartError(f"max_evals must be at least 1, got {self.max_evals}", "e.g. --max-evals 20")
+        if self.stability and not self.long_epochs > self.epochs:
+            raise WarmstartError(
+                f"--long-epochs ({self.long_epochs:g}) must be above --epochs ({self.epochs:g})",
+                "e.g. --epochs 3 --long-epochs 10",
+            )
+        if self.stability and self.reinit < 1:
+            raise WarmstartError(f"--reinit must be at least 1, got {self.reinit}", "e.g. --reinit 2")
         self.overrides = list(self.overrides)
-        check_overrides(self.overrides)
+        check_overrides(self.overrides, STABILITY_KEYS if self.stability else ())
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -101,13 +111,18 @@ def _keys(tree: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def check_overrides(overrides: list[str]) -> None:
-    """Refuse overrides of what the study controls, and classification other than single-label."""
+def check_overrides(overrides: list[str], arm_keys: tuple[str, ...] = ()) -> None:
+    """Refuse overrides of what the study (or its arms) controls, and classification other than
+    single-label."""
     for text in overrides:
         tree = parse_override(text)
         for key in _keys(tree):
             if key in CONTROLLED:
                 raise WarmstartError(f"warmstart study sets {key} itself", f"use {CONTROLLED[key]} instead")
+            if key in arm_keys:
+                raise WarmstartError(
+                    f"a stability study sets {key} in its arms", "leave it out (--reinit sets the re-init)"
+                )
         task = tree.get("task", {}) if isinstance(tree.get("task"), dict) else {}
         if task.get("problem", "single_label") != "single_label":
             raise WarmstartError(
@@ -134,7 +149,8 @@ def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
             f"{out} exists and is not a study directory (no {SPEC_FILE})",
             "choose another --out, or pass --overwrite to replace it",
         )
-    old = {"full_seeds": None, "max_evals": 20, **load_yaml(out / SPEC_FILE)}  # studies from before these
+    before = {"full_seeds": None, "max_evals": 20, "stability": False, "long_epochs": 10.0, "reinit": 2}
+    old = {**before, **load_yaml(out / SPEC_FILE)}  # studies written before these settings
     changed = _differences(old, spec.to_dict())
     if changed:
         raise WarmstartError(f"{out} holds a study with another config ({'; '.join(changed)})", RESUME_FIX)

@@ -7,13 +7,16 @@ from pathlib import Path
 
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
-from warmstart.study.seeds import spread
+from warmstart.study.seeds import failed_seeds, spread
 
 STUDY_FILE = "study.json"
 
 
-def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> list[dict]:
-    """One row per model x fraction (in that order) with every test metric's spread over seeds."""
+def summarize(
+    cells: list[dict], models: list[str], fractions: list[float], majority: float | None = None
+) -> list[dict]:
+    """One row per model x fraction (in that order) with every test metric's spread over seeds, and how
+    many seeds failed (best validation accuracy at or below ``majority``, the validation majority share)."""
     rows = []
     for model in models:
         for fraction in fractions:
@@ -24,6 +27,7 @@ def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> l
             if not mine:
                 continue
             names = [k for k in mine[0]["test"] if k != "loss"]
+            failed = failed_seeds({c["seed"]: c for c in mine}, majority)
             rows.append(
                 {
                     "model": model,
@@ -31,6 +35,7 @@ def summarize(cells: list[dict], models: list[str], fractions: list[float]) -> l
                     "train_examples": mine[0]["train_examples"],
                     "seeds": [c["seed"] for c in mine],
                     **{name: spread([c["test"][name] for c in mine]) for name in names},
+                    **({"failed": len(failed), "failed_seeds": failed} if failed is not None else {}),
                 }
             )
     return rows
@@ -46,7 +51,7 @@ def write_study(
         "models": models,
         "fractions": spec["fractions"],
         "seeds": spec["seeds"],
-        "table": summarize(cells, models, spec["fractions"]),
+        "table": summarize(cells, models, spec["fractions"], dataset.get("validation_majority")),
         "cells": cells,
     }
     write_atomic(Path(root) / STUDY_FILE, lambda fh: fh.write(json.dumps(study, indent=2)), text=True)
