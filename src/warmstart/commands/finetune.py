@@ -22,6 +22,7 @@ import torch
 from warmstart import config as C
 from warmstart.checkpoints.card import checkpoint_config
 from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config, task_encoder
+from warmstart.commands.auxiliary import aux_texts, check_aux, joint_training
 from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.data.subsets import check_fraction
@@ -32,6 +33,7 @@ from warmstart.registry import TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
 from warmstart.tasks.base import EvalBatches, TaskConfig
 from warmstart.tasks.breakdown import breakdown
+from warmstart.tasks.joint import AuxConfig
 from warmstart.tasks.multitask import MultitaskConfig
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
@@ -62,6 +64,7 @@ class FinetuneConfig:
     strategy: StrategyConfig = dataclasses.field(default_factory=StrategyConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     multitask: MultitaskConfig = dataclasses.field(default_factory=MultitaskConfig)
+    aux: AuxConfig = dataclasses.field(default_factory=AuxConfig)
 
     def __post_init__(self):
         if not self.epochs > 0:
@@ -148,6 +151,7 @@ def finetune(
         )
         cfg = dataclasses.replace(cfg, strategy=dataclasses.replace(cfg.strategy, strategy="frozen"))
     task.bind(tokenizer, config_json, family_of(config_json))
+    check_aux(cfg, config_json)
     records, dataset_name = task.read_splits(cfg)
     fingerprint = records_fingerprint(records)
     if resume:  # ... and so is data that is not what the run started on
@@ -157,6 +161,7 @@ def finetune(
     apply_strategy(task.build(task_encoder(encoder), labels), cfg.strategy, cfg.train.seed)
     words = reading(encoder, tokenizer, records)  # a character model (ELMo) reads every word's characters
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
+    texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
     ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
     cfg = _settle_steps(cfg, task.train_batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
 
@@ -169,7 +174,7 @@ def finetune(
 
     root = ddp.main_first(start)
     with hold(root) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run at a time
-        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts, words)
+        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts, words, texts)
     out = {"runs": results, "run_dir": str(root)}
     seeds = list(results)
     if len(seeds) > 1 and ddp.is_main():
@@ -178,7 +183,7 @@ def finetune(
     return out
 
 
-def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words) -> dict:
+def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words, texts=None) -> dict:
     """Train (or, resuming, finish) every seed's run under ``root``; {seed: result}."""
     seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
     results = {}
@@ -197,7 +202,9 @@ def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words
                     )
             run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
             resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
-            results[seed] = _one_run(run_cfg, task, labels, features, run_dir, resumed, hooks, counts, words)
+            results[seed] = _one_run(
+                run_cfg, task, labels, features, run_dir, resumed, hooks, counts, words, texts
+            )
     except BaseException:
         abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
@@ -208,7 +215,9 @@ def _layer_names(mix) -> list[str]:
     return ["token layer"] + [f"lstm {i}" for i in range(1, len(mix.scalars))]
 
 
-def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None, words=None):
+def _one_run(
+    cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None, words=None, texts=None
+):
     seed = cfg.train.seed
     torch.manual_seed(seed)
     encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
@@ -218,10 +227,15 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
     if ddp.is_main():
         print(describe(report), file=sys.stderr)
     scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
-    ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=merged_state)
+    batches, export = task.train_batches(features["train"], global_batch(cfg), seed), merged_state
+    if texts is not None:  # joint training: RUN/best and RUN/final hold the task's model alone
+        unit, batches = joint_training(cfg, unit, batches, texts, features, tokenizer, seed)
+        scales = {f"task.{k}": v for k, v in scales.items()} if scales else None
+        export = _task_state
+    ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=export)
     result = fit(
         unit,
-        task.train_batches(features["train"], global_batch(cfg), seed),
+        batches,
         EvalBatches(features["validation"], cfg.eval_batch_size),
         cfg.train,
         ckpt,
@@ -250,6 +264,10 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
     }
     if parts is not None:
         metrics["breakdown"] = parts
+    if texts is not None:
+        metrics["aux_weights"] = unit.weights()
+        if ddp.is_main():
+            print(f"aux weights at the end: {metrics['aux_weights']}", file=sys.stderr)
     mix = getattr(getattr(best, "encoder", None), "mix", None)
     if mix is not None:  # ELMo: which biLM layers the task chose (token layer, then LSTM 1, 2, ...)
         metrics["layer_mix"] = mix.weights()
@@ -263,6 +281,10 @@ def _one_run(cfg, task, labels, features, run_dir: Path, resume: bool, hooks, co
         shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
         print(f"test ({run_dir}): {shown}", file=sys.stderr)
     return {**result, "test_metrics": metrics}
+
+
+def _task_state(joint) -> dict:
+    return merged_state(joint.task)
 
 
 def label_counts(records: list[dict]) -> dict[str, int]:
