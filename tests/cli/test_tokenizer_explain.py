@@ -46,6 +46,8 @@ def test_unigram_shows_alternatives(capsys, tmp_path, wiki_extracts):
     train_tokenizer(wiki_extracts[:300], "unigram", 600, tmp_path / "uni", show_progress=False)
     code, out, _ = run(capsys, "tokenizer", "explain", tmp_path / "uni", "the tower", "--alternatives", "1")
     assert code == 0 and "best of " in out and "2nd: " in out and "3rd: " not in out
+    code, _, err = run(capsys, "tokenizer", "explain", tmp_path / "uni", "the", "--alternatives", "-1")
+    assert_one_line_error(code, err, "alternatives -1 is negative")
 
 
 def test_bad_inputs_are_one_line(capsys, tmp_path, wiki_extracts):

@@ -118,6 +118,8 @@ class Explainer:
     any number of texts."""
 
     def __init__(self, tokenizer: Tokenizer, alternatives: int = 2):
+        if int(alternatives) < 0:
+            raise WarmstartError(f"alternatives {alternatives} is negative", "use 0 or more (2 is usual)")
         state = json.loads(tokenizer.backend.to_str())
         model = model_section(state)
         self.tokenizer = tokenizer
