@@ -61,6 +61,17 @@ def _tokenizer_train(a):
     print(f"tokenizer ({a.kind}, {tok.vocab_size} tokens{extra}) written to {a.out}")
 
 
+def _tokenizer_explain(a):
+    import json
+
+    from warmstart.hub.tokenizer import find_tokenizer
+    from warmstart.tokenization.explain import explain
+    from warmstart.tokenization.explain_text import render
+
+    result = explain(find_tokenizer(a.tokenizer), a.text, alternatives=a.alternatives)
+    print(json.dumps(result, ensure_ascii=False, indent=1) if a.json else render(result))
+
+
 def _prepare(a):
     from warmstart.data.corpus import prepare_corpus
     from warmstart.tokenization.tokenizer import Tokenizer
@@ -92,7 +103,9 @@ def add_data(sub) -> None:
 
 
 def add_tokenizer(sub) -> None:
-    tok = sub.add_parser("tokenizer", help="train tokenizers").add_subparsers(dest="tok_cmd", required=True)
+    tok = sub.add_parser("tokenizer", help="train tokenizers and show how they cut words").add_subparsers(
+        dest="tok_cmd", required=True
+    )
     tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE or Unigram tokenizer")
     tt.add_argument(
         "--kind",
@@ -115,6 +128,22 @@ def add_tokenizer(sub) -> None:
     tt.add_argument("--overwrite", action="store_true", help="replace an existing tokenizer in --out")
     add_text_options(tt)
     tt.set_defaults(func=_tokenizer_train)
+    te = tok.add_parser(
+        "explain",
+        help="each word's pieces and how they were made: BPE merges by rank, WordPiece's greedy matches, "
+        "Unigram's Viterbi scores",
+    )
+    te.add_argument(
+        "tokenizer",
+        help="a tokenizer.json, or a directory holding one (tokenizer train's --out, a run, a checkpoint), "
+        "or a transformers directory (vocab.txt, vocab.json + merges.txt, GPT-2's encoder.json + vocab.bpe)",
+    )
+    te.add_argument("text", help="the text to explain (quote it)")
+    te.add_argument("--json", action="store_true", help="print the steps as JSON instead of text")
+    te.add_argument(
+        "--alternatives", type=int, default=2, help="Unigram: how many next-best segmentations to show"
+    )
+    te.set_defaults(func=_tokenizer_explain)
 
 
 def add_prepare(sub) -> None:

