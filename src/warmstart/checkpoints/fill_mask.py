@@ -2,7 +2,8 @@
 
 Every mask of one text is predicted at once from the same input (as BERT is trained: the other masks stay
 masks). ``FillMask(run, random_init=True)`` gives the run's random twin (same architecture, tokenizer and
-head shape, untrained weights): the baseline a cloze probe compares against.
+head shape, untrained weights): the baseline a cloze probe compares against. ``head_untrained`` says when a
+run's own head was never trained (an import that started it fresh).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ def has_mlm_head(objective: str | None) -> bool:
     return objective in OBJECTIVES and issubclass(OBJECTIVES[objective], MaskedLM)
 
 
+def untrained(head: MLMHead) -> bool:
+    """Whether the head holds its initial LayerNorm (ones, zeros) and output bias (zeros): no training step
+    has touched it. An import of a model without an MLM head (all-MiniLM-L6-v2) starts it so."""
+    return bool(
+        torch.all(head.norm.weight == 1) and not torch.any(head.norm.bias) and not torch.any(head.bias)
+    )
+
+
 class FillMask:
     def __init__(self, run: str, random_init: bool = False, seed: int = 0, device: str = "auto"):
         torch.manual_seed(seed)  # the random twin's weights
@@ -38,6 +47,7 @@ class FillMask:
         if not random_init:
             state = load_file(str(resolve_checkpoint(run) / "model.safetensors"))
             head.load_state_dict({k[len("head.") :]: v for k, v in state.items() if k.startswith("head.")})
+        self.head_untrained = not random_init and untrained(head)
         self.device = pick_device(device)
         self.encoder, self.head = encoder.eval().to(self.device), head.eval().to(self.device)
         self.mask_token = self.tokenizer.roles["mask_token"]

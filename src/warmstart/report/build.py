@@ -9,6 +9,7 @@ from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
 from warmstart.registry import generates
 from warmstart.report import run_report as R
+from warmstart.report.bias_section import bias_probe_section
 from warmstart.report.html import Page
 from warmstart.report.study_report import study_page
 from warmstart.report.word2vec_section import word2vec_section
@@ -55,6 +56,7 @@ def run_page(d: Path, kind: str, out: Path) -> Page:
             arch = json.loads((d / "config.json").read_text()).get("model_type")
         if generates(arch):
             R.generation_samples(page, d, cfg)
+        bias_probe_section(page, d)
     page.heading("Provenance")
     R.config_blocks(page, d, d.name)
     R.footer(page)

@@ -23,6 +23,7 @@ import numpy as np
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 from warmstart.nn.sizing import available_memory
+from warmstart.word2vec import glove
 from warmstart.word2vec.vectors import WordVectors
 
 SUFFIXES = {".txt": "text", ".vec": "text", ".bin": "binary", ".npy": "npy"}
@@ -71,8 +72,11 @@ RUN_VECTORS = "vectors.npy"
 
 
 def load_vectors(spec: str | Path) -> WordVectors:
-    """Word vectors from a `warmstart word2vec train` run directory or a .txt/.vec/.bin/.npy file."""
+    """Word vectors from a `warmstart word2vec train` run directory or a .txt/.vec/.bin/.npy file, or
+    ``glove`` (no such file or directory there): GloVe 6B 50d from its PyPI package (word2vec/glove.py)."""
     path = Path(spec)
+    if str(spec) == glove.NAME and not path.exists():
+        return glove.load_glove()
     if path.is_dir():
         if not (path / RUN_VECTORS).is_file():
             raise WarmstartError(
