@@ -84,6 +84,13 @@ def test_special_ids_as_documented(trained):
     assert uni.doc_sep_id == 1
 
 
+def test_unigram_collapses_runs_of_spaces(trained):
+    """Its normalizer turns any run of spaces into one (a pattern, not the literal text " {2,}")."""
+    uni = trained["unigram"][0]
+    assert uni.encode_batch(["the  city   of Paris"]) == uni.encode_batch(["the city of Paris"])
+    assert uni.encode_batch(["the {2,} city"]) != uni.encode_batch(["the city"])
+
+
 def test_lowercasing_defaults(trained):
     wp, bpe = trained["wordpiece"][0], trained["bpe"][0]
     assert wp.encode_batch(["PARIS Café"]) == wp.encode_batch(["paris cafe"])

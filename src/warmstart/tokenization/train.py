@@ -6,8 +6,8 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from tokenizers import Tokenizer as _HFTokenizer
-from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
@@ -74,7 +74,7 @@ def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show
         )
     elif kind == "unigram":
         tok = _HFTokenizer(models.Unigram())
-        norms = [normalizers.NFKC(), normalizers.Replace(" {2,}", " ")]
+        norms = [normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")]  # a str would be literal
         if lowercase:
             norms.append(normalizers.Lowercase())
         tok.normalizer = normalizers.Sequence(norms)
