@@ -74,9 +74,9 @@ def _tokenizer_explain(a):
 
 def _prepare(a):
     from warmstart.data.corpus import prepare_corpus
-    from warmstart.tokenization.tokenizer import Tokenizer
+    from warmstart.hub.tokenizer import find_tokenizer
 
-    tokenizer = Tokenizer.load(a.tokenizer)
+    tokenizer = find_tokenizer(a.tokenizer)  # a tokenizer, or a run's (TAPT: shards in the model's ids)
     meta = prepare_corpus(a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite)
     for split, info in meta["splits"].items():
         print(f"{split}: {info['num_tokens']:,} tokens in {info['num_docs']:,} documents")
@@ -149,7 +149,11 @@ def add_tokenizer(sub) -> None:
 def add_prepare(sub) -> None:
     pr = sub.add_parser("prepare", help="tokenize a corpus into memory-mapped token shards")
     pr.add_argument("--corpus", nargs="+", required=True, help="corpus names or text files")
-    pr.add_argument("--tokenizer", required=True, help="tokenizer directory")
+    pr.add_argument(
+        "--tokenizer",
+        required=True,
+        help="tokenizer directory or file, or a run or model directory (its tokenizer)",
+    )
     pr.add_argument("--out", required=True, help="output directory")
     pr.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     add_text_options(pr)
