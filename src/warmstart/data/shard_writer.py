@@ -232,7 +232,8 @@ def _tokenize_split(tmp: Path, split: str, texts, tokenizer, bar, batch_size: in
     if writer.num_tokens == 0:
         raise WarmstartError(
             f"the '{split}' split has no text (0 tokens after skipping blank documents)",
-            "check the corpus and its split settings, or leave that split out",
+            "check the corpus and its split settings, or leave that split out (a file of a labeled set's "
+            "training texts holds no text that hashes to the held-out splits: pass --split-seed 1)",
         )
     entry = {
         "num_tokens": writer.num_tokens,
