@@ -83,8 +83,8 @@ def weight_change_section(page: Page, run_dir: Path, dirs: dict[str, Path], cfg:
     for name, d in dirs.items():
         try:
             _, where[name], series[name] = compare_runs(base, d)
-        except WarmstartError as exc:
-            page.text(f"{name}: no weight change ({exc}).")
+        except WarmstartError as exc:  # weights deleted (a study cell keeps its metrics only), damaged
+            page.text(f"{'This run' if name == 'run' else name}: no weight change to show ({exc.problem}).")
     if not series:
         return
     page.text(

@@ -26,20 +26,21 @@ def _value(x: float | None) -> float:
 def change_plot(series: dict[str, WeightChange], path: Path, title: str) -> Path:
     """``series[label]`` drawn as bars over the groups of the first one, left (embeddings) to right."""
     names = [g.name for g in next(iter(series.values())).groups]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(names) + 2), 4.2), dpi=110)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(names) + 2), 4.2), dpi=110)
     width = 0.8 / len(series)
     for i, (label, change) in enumerate(series.items()):
         by_name = {g.name: g for g in change.groups}
         xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(names))]
         ys = [_value(by_name[n].relative) if n in by_name else float("nan") for n in names]
-        ax.bar(xs, ys, width=width * 0.95, label=label if len(series) > 1 else "whole group",
-               color=None if len(series) > 1 else "#8fb3d9")  # fmt: skip
+        bars = ax.bar(xs, ys, width=width * 0.95, label=label if len(series) > 1 else "whole group",
+                      color=None if len(series) > 1 else "#8fb3d9")  # fmt: skip
+        if len(series) == 1:
+            ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=2)
     if len(series) == 1:
         _sub_block_markers(ax, next(iter(series.values())), names)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(
-        names, rotation=45 if len(names) > 8 else 0, ha="right" if len(names) > 8 else "center"
-    )
+    tilt = len(names) > 5
+    ax.set_xticklabels(names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
     ax.set_xlabel("group of weights (bottom of the model on the left)")
     ax.set_ylabel(YLABEL)
     ax.set_ylim(bottom=0)
