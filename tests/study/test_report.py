@@ -84,6 +84,8 @@ def test_finetune_run_report(study_dir, tmp_path):
     out = tmp_path / "ft.html"
     assert main(["report", str(cell), "--out", str(out)]) == 0
     assert len(IMG.findall(out.read_text())) == 2  # training loss and learning rate; validation curve
+    weights = out.with_suffix(".md").read_text().split("## Weight change\n", 1)[1].split("\n## ", 1)[0]
+    assert "no weight change to show (no model found" in weights  # a study cell keeps its metrics only
     (table,) = md_tables(out.with_suffix(".md").read_text(), "Finetuning")
     got = dict(zip(table[0], table[1]))
     test = json.loads((cell / "test_metrics.json").read_text())

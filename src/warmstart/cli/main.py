@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from warmstart.atomic import disk_full, disk_full_error
-from warmstart.cli import data, evaluate, features, generate, guard, hub, serve, study, train, word2vec
+from warmstart.cli import data, diff, evaluate, features, generate, guard, hub, serve, study, train, word2vec
 from warmstart.cli.common import Parser, leaf_parser, unknown_arguments
 from warmstart.errors import Stopped, WarmstartError
 
@@ -27,6 +27,7 @@ COMMANDS = [  # in the order `warmstart --help` lists them
     features.add_embed,
     features.add_fill_mask,
     features.add_probe,
+    diff.add_diff,
     generate.add_generate,
     generate.add_prompt,
     hub.add_import,

@@ -58,11 +58,11 @@ def lora_of(run_config: dict, root: Path | None) -> Lora | None:
         float(strategy.get("lora_alpha", 16.0)),
         float(strategy.get("lora_dropout", 0.0)),
         tuple(strategy.get("lora_targets") or ("qkv", "out")),
-        _where_trained(str(run_config.get("init") or ""), str(run_config.get("out") or ""), root),
+        where_trained(str(run_config.get("init") or ""), str(run_config.get("out") or ""), root),
     )
 
 
-def _where_trained(init: str, out: str, root: Path | None) -> str:
+def where_trained(init: str, out: str, root: Path | None) -> str:
     """``init`` as config.yaml records it; a relative one that is not found from here is looked for where
     the run was started (the directory its relative ``out`` was relative to)."""
     path, parts = Path(init), Path(out).parts

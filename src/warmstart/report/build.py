@@ -12,6 +12,7 @@ from warmstart.report import run_report as R
 from warmstart.report.bias_section import bias_probe_section
 from warmstart.report.html import Page
 from warmstart.report.study_report import study_page
+from warmstart.report.weight_change_section import weight_change_section
 from warmstart.report.word2vec_section import word2vec_section
 
 
@@ -49,6 +50,8 @@ def run_page(d: Path, kind: str, out: Path) -> Page:
         word2vec_section(page, d, out)
     elif kind == "finetune":
         R.finetune_section(page, d, out, cfg)
+        if R.finetune_dirs(d):
+            weight_change_section(page, d, R.finetune_dirs(d), cfg, R.plot_path(out, "weight_change"))
     else:
         R.pretraining_section(page, d, out, cfg)
         arch = cfg.get("arch")
