@@ -46,25 +46,32 @@ def test_joint_run_saves_the_task_model_alone(tiny_pretrained, rt_small, tmp_pat
     assert train  # the training loss is the task's plus half the masked-LM loss
 
 
-def test_joint_loss_is_task_plus_weighted_objective(tiny_pretrained, rt_small, tmp_path):
-    """The joint unit's loss on one batch equals the task unit's plus w x the MLM unit's, each recomputed."""
-    from warmstart.checkpoints.load import backbone, load_encoder
+def build_joint(init, data, tmp_path, extra):
+    """(joint unit, its batches, the task unit, the encoder) as finetune builds them, batch 16, seed 0."""
+    from warmstart.checkpoints.load import load_encoder
     from warmstart.commands.auxiliary import joint_training
     from warmstart.commands.finetune import resolve
     from warmstart.registry import TASKS
 
-    cfg = resolve(None, flags(tiny_pretrained, rt_small, tmp_path / "x"), FAST + ["aux.objectives=mlm"])
-    cfg.aux.weights = [0.25]
+    cfg = resolve(None, flags(init, data, tmp_path / "x"), FAST + ["aux.objectives=mlm", *extra])
     task = TASKS["classification"](cfg.task)
-    encoder, tokenizer, config_json = load_encoder(str(tiny_pretrained))
+    encoder, tokenizer, config_json = load_encoder(str(init))
     task.bind(tokenizer, config_json, None)
     records, _ = task.read_splits(cfg)
     labels = task.labels(records["train"])
     features = {s: task.encode(r, tokenizer, labels, s) for s, r in records.items()}
     unit = task.build(encoder, labels)
     texts = [r["text"] for r in records["train"]]
-    joint, batches = joint_training(cfg, unit, task.train_batches(features["train"], 16, 0), texts, features,
-                                    tokenizer, 0)  # fmt: skip
+    batches = task.train_batches(features["train"], 16, 0)
+    joint, batches = joint_training(cfg, unit, batches, texts, features, tokenizer, 0)
+    return joint, batches, unit, encoder
+
+
+def test_joint_loss_is_task_plus_weighted_objective(tiny_pretrained, rt_small, tmp_path):
+    """The joint unit's loss on one batch equals the task unit's plus w x the MLM unit's, each recomputed."""
+    joint, batches, unit, _ = build_joint(tiny_pretrained, rt_small, tmp_path, ["aux.weights=[0.25]"])
+    from warmstart.checkpoints.load import backbone
+
     assert isinstance(joint, JointUnit) and backbone(unit) is joint.backbone[0]
     names = {n for n, _ in joint.named_parameters()}
     assert not any(n.startswith("aux.mlm.encoder.") for n in names)  # the encoder is the task's, once
@@ -79,23 +86,8 @@ def test_joint_loss_is_task_plus_weighted_objective(tiny_pretrained, rt_small, t
 
 
 def test_learned_weights_move_by_the_gradient_cosine(tiny_pretrained, rt_small, tmp_path):
-    from warmstart.checkpoints.load import load_encoder
-    from warmstart.commands.auxiliary import joint_training
-    from warmstart.commands.finetune import resolve
-    from warmstart.registry import TASKS
-
-    over = FAST + ["aux.objectives=mlm", "aux.learn_weights=true", "aux.meta_every=3", "aux.meta_lr=0.5"]
-    cfg = resolve(None, flags(tiny_pretrained, rt_small, tmp_path / "x"), over)
-    task = TASKS["classification"](cfg.task)
-    encoder, tokenizer, config_json = load_encoder(str(tiny_pretrained))
-    task.bind(tokenizer, config_json, None)
-    records, _ = task.read_splits(cfg)
-    labels = task.labels(records["train"])
-    features = {s: task.encode(r, tokenizer, labels, s) for s, r in records.items()}
-    unit = task.build(encoder, labels)
-    texts = [r["text"] for r in records["train"]]
-    joint, batches = joint_training(cfg, unit, task.train_batches(features["train"], 16, 0), texts, features,
-                                    tokenizer, 0)  # fmt: skip
+    extra = ["aux.learn_weights=true", "aux.meta_every=3", "aux.meta_lr=0.5"]
+    joint, batches, unit, encoder = build_joint(tiny_pretrained, rt_small, tmp_path, extra)
     assert "dev" in batches.batch(0) and "dev" not in batches.batch(1) and "dev" in batches.batch(3)
     batch = batches.batch(3)
     shared = [p for p in encoder.parameters() if p.requires_grad]
