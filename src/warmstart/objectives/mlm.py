@@ -4,7 +4,8 @@ Corruption: ``mask_prob`` of the non-special tokens are selected, one by one, by
 words (``masking``, see :mod:`warmstart.objectives.masking`); of those ``mask_token_frac`` become [MASK],
 ``random_token_frac`` a random non-special token, the rest stay unchanged (drawn per token in every mode).
 The loss is cross-entropy on the selected positions only, and the vocabulary projection is computed only
-for them (a sparse head).
+for them (a sparse head). ``mlm.emd`` puts DeBERTa's enhanced mask decoder before the head
+(objectives/emd.py); ``sift.weight`` adds SiFT's penalty on its distributions (objectives/sift.py).
 """
 
 from __future__ import annotations
