@@ -214,8 +214,8 @@ class MaskedLM(Objective):
         return loss, stats
 
     def sift_term(self, batch: dict, hidden: torch.Tensor, stats: dict) -> torch.Tensor:
-        """SiFT's weighted penalty on the head's distributions at the masked positions (its mean is logged
-        as ``sift``)."""
+        """SiFT's weighted penalty on the head's distributions at the masked positions (the stats carry the
+        penalty as ``sift``; the train loss the fit loop logs includes it)."""
         picked = (batch["labels"].reshape(-1) != IGNORE).nonzero().squeeze(1)
         logits = lambda h: self.head(h.reshape(-1, h.shape[-1]).index_select(0, picked))  # noqa: E731
         again = lambda: logits(self.encode(batch)[0])  # noqa: E731

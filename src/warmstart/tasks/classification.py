@@ -64,7 +64,8 @@ def pooled(encoder: nn.Module, hidden: torch.Tensor, mask, pooling: str) -> torc
 class SequenceClassifier(nn.Module):
     """encoder -> [pooler: dense + tanh] -> dropout -> Linear on the [CLS] (or mean) state.
     ``forward(batch) -> (loss, stats)``. With ``sift`` set (``sift.weight`` > 0, objectives/sift.py), training
-    adds SiFT's penalty on the logits to the loss (its mean logged as ``sift``)."""
+    adds SiFT's weighted penalty on the logits to the loss (the logged train loss includes it; the
+    stats carry the penalty as ``sift``)."""
 
     takes_sift = True
     sift = None
