@@ -14,6 +14,7 @@ from warmstart.data.corpus import DataConfig
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertConfig
 from warmstart.nn.sizing import build_within_memory
+from warmstart.objectives.sift import SiftConfig, attach
 from warmstart.registry import DEFAULT_OBJECTIVE, MODELS, OBJECTIVES, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import TrainConfig
@@ -36,8 +37,8 @@ OUT_HELP = "run directory (refused if it exists, unless --resume or --overwrite)
 INIT_HELP = "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
 
 # The pretraining config: the run's own keys, the family's model section (BERT's here; see _family_config),
-# each registered objective's sections (so a new objective adds its keys by being registered), the word2vec
-# warm start, the data and the training loop.
+# each registered objective's sections (so a new objective adds its keys by being registered), SiFT's
+# perturbation regulariser (objectives/sift.py: mlm), the word2vec warm start, the data and the training loop.
 PretrainConfig = dataclasses.make_dataclass(
     "PretrainConfig",
     [
@@ -66,6 +67,7 @@ PretrainConfig = dataclasses.make_dataclass(
         ),
         ("model", BertConfig, dataclasses.field(default_factory=BertConfig)),
         *_objective_sections(),
+        ("sift", SiftConfig, dataclasses.field(default_factory=SiftConfig)),
         ("embeddings", EmbeddingInitConfig, dataclasses.field(default_factory=EmbeddingInitConfig)),
         ("data", DataConfig, dataclasses.field(default_factory=DataConfig)),
         ("train", TrainConfig, dataclasses.field(default_factory=TrainConfig)),
@@ -140,7 +142,7 @@ def model_config_json(cfg: PretrainConfig, tokenizer: Tokenizer) -> dict:
     unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     start = unit_cls.decoder_start_id
     extra = {"decoder_start_token_id": start(tokenizer)} if start else {}
-    shapes = {s: dataclasses.asdict(getattr(cfg, s)) for s in unit_cls.shape_sections}
+    shapes = unit_cls.recorded(cfg)
     card = RunCard(arch=cfg.arch, objective=cfg.objective, tokenizer=tokenizer.fingerprint(), sections=shapes)
     return card.write(
         {
@@ -168,6 +170,7 @@ def build_unit(cfg: PretrainConfig, tokenizer: Tokenizer):
         "lower the model's sizes (model.hidden_size, model.num_hidden_layers, ...; vocab_size: the tokenizer)"
     )
     unit = build_within_memory(build, "the run's model settings", fix)
+    attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
     bind = getattr(backbone(unit), "bind", None)
     if bind is not None:  # a model that reads its tokenizer's words (ELMo's characters)
         bind(tokenizer)

@@ -3,7 +3,8 @@
 Every mask of one text is predicted at once from the same input (as BERT is trained: the other masks stay
 masks). ``FillMask(run, random_init=True)`` gives the run's random twin (same architecture, tokenizer and
 head shape, untrained weights): the baseline a cloze probe compares against. ``head_untrained`` says when a
-run's own head was never trained (an import that started it fresh).
+run's own head was never trained (an import that started it fresh). A run pretrained with DeBERTa's
+enhanced mask decoder (``mlm.emd``, recorded in its run card) is read through the decoder, as it trained.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from safetensors.torch import load_file
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import load_encoder, resolve_checkpoint
 from warmstart.errors import WarmstartError
+from warmstart.objectives.emd import emd_states
 from warmstart.objectives.mlm import MaskedLM, MLMHead
 from warmstart.registry import OBJECTIVES
 from warmstart.train.loop import pick_device
@@ -36,7 +38,11 @@ class FillMask:
     def __init__(self, run: str, random_init: bool = False, seed: int = 0, device: str = "auto"):
         torch.manual_seed(seed)  # the random twin's weights
         encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
-        objective = RunCard.read(config_json).objective
+        card = RunCard.read(config_json)
+        objective = card.objective
+        self.emd_passes = (card.sections.get("emd") or {}).get(
+            "passes"
+        )  # the head reads the decoder's states
         if not has_mlm_head(objective) or self.tokenizer.mask_id is None:
             raise WarmstartError(
                 f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",
@@ -64,7 +70,11 @@ class FillMask:
                 f"put {self.mask_token} where a word should be guessed",
             )
         tensor = lambda x: torch.tensor([x], device=self.device)  # noqa: E731
-        hidden = self.encoder(tensor(ids), None, tensor(types))
+        if self.emd_passes:  # pretrained with the enhanced mask decoder: its head reads the decoder's states
+            hidden, _ = emd_states(self.encoder, {"input_ids": tensor(ids), "token_type_ids": tensor(types)},
+                                   self.emd_passes)  # fmt: skip
+        else:
+            hidden = self.encoder(tensor(ids), None, tensor(types))
         return where, self.head(hidden[0, where]).float().softmax(-1)
 
     def fill(self, text: str, top_k: int = 5) -> dict:

@@ -28,6 +28,7 @@ from warmstart.data.options import FinetuneDataConfig
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
+from warmstart.objectives.sift import SiftConfig, attach
 from warmstart.paths import refuse_overlap
 from warmstart.registry import TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
@@ -65,6 +66,7 @@ class FinetuneConfig:
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     multitask: MultitaskConfig = dataclasses.field(default_factory=MultitaskConfig)
     aux: AuxConfig = dataclasses.field(default_factory=AuxConfig)
+    sift: SiftConfig = dataclasses.field(default_factory=SiftConfig)
 
     def __post_init__(self):
         if not self.epochs > 0:
@@ -158,7 +160,9 @@ def finetune(
         check_fingerprint(Path(resume), fingerprint)
     labels = task.labels(records["train"])
     counts = label_counts(records["train"])
-    apply_strategy(task.build(task_encoder(encoder), labels), cfg.strategy, cfg.train.seed)
+    probe = task.build(task_encoder(encoder), labels)
+    attach(probe, cfg.sift)
+    apply_strategy(probe, cfg.strategy, cfg.train.seed)
     words = reading(encoder, tokenizer, records)  # a character model (ELMo) reads every word's characters
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
     texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
@@ -222,6 +226,7 @@ def _one_run(
     torch.manual_seed(seed)
     encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
     unit = task.build(task_encoder(encoder), labels)
+    attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
     teach(unit, words)  # the words the features were encoded with
     report = apply_strategy(unit, cfg.strategy, seed)
     if ddp.is_main():

@@ -77,6 +77,12 @@ from warmstart.train.checkpoint import atomic_dir, read_tensors, save_weights, w
 FIX_OUT = "pass --overwrite to replace it, or choose another --out"
 
 
+EMD_DROPPED = (
+    "not exported: the enhanced mask decoder (mlm.emd), used in pretraining only; transformers' {} has none, "
+    "so its MLM head reads the last layer (finetuning reads the encoder the same way)"
+)
+
+
 def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200]
 
@@ -348,6 +354,8 @@ def _export_model(arch: str, fam: Family, cfg, card, state: dict, run_config: di
             warnings.warn(
                 f"not exported (no transformers {fam.hf_class} equivalent): {', '.join(extra)}", stacklevel=3
             )
+        if "emd" in card.sections:  # no weights of its own: the export is the encoder and head as they are
+            warnings.warn(EMD_DROPPED.format(fam.hf_class), stacklevel=3)
         hf_class = fam.hf_class if heads <= state.keys() else base_name(fam) + "Model"  # without its head
         fam = fam if hf_class == fam.hf_class else dataclasses.replace(fam, prefix="")
         tensors, task_config = to_hf_state(fam, cfg, state), {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from warmstart.config import opt
@@ -71,8 +72,13 @@ class BertEmbeddings(nn.Module):
         self.norm = nn.LayerNorm(e, eps=c.layer_norm_eps)
         self.drop = Dropout(c.hidden_dropout_prob)
         self.absolute = c.position_biased_input
+        self.perturb = None  # a hook set by a training regulariser (SiFT: objectives/sift.py), see below
 
     def forward(self, input_ids, token_type_ids=None):
+        """The summed embeddings, LayerNormed. With a ``perturb`` hook (normalised embeddings -> a
+        perturbation), the sum is standardised first (LayerNorm without its scale and shift), the hook's
+        perturbation added, and the result LayerNormed: a perturbation whose size is relative to the
+        embeddings' own, whatever their scale (He et al. 2021's scale-invariant perturbation)."""
         t = input_ids.shape[1]
         x = self.word(input_ids)
         if self.absolute:
@@ -81,6 +87,9 @@ class BertEmbeddings(nn.Module):
             x = x + self.token_type(token_type_ids)
         else:  # no segment ids, or a model without segments (RoBERTa: type_vocab_size 1)
             x = x + self.token_type.weight[0]
+        if self.perturb is not None:
+            z = F.layer_norm(x, x.shape[-1:], eps=self.norm.eps)
+            x = z + self.perturb(z)
         return self.drop(self.norm(x))
 
 
@@ -105,16 +114,29 @@ class BertLayer(nn.Module):
         self.mlp = MLP(c.hidden_size, c.intermediate_size, c.hidden_act, c.hidden_dropout_prob)
         self.norm2 = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def attend(self, x, mask, rel):
+    def attend(self, x, mask, rel, query=None):
+        if query is not None:
+            return self.attn(x, mask, rel, query) if self.relative else self.attn(x, mask, query)
         return self.attn(x, mask, rel) if self.relative else self.attn(x, mask)
 
-    def forward(self, x, mask=None, rel=None):
-        """``rel``: the encoder's relative position table (DeBERTa attention only)."""
+    def forward(self, x, mask=None, rel=None, query=None):
+        """``rel``: the encoder's relative position table (DeBERTa attention only). ``query``: states the
+        attention's queries and the residual read instead of ``x`` (keys and values still come from ``x``):
+        DeBERTa's enhanced mask decoder; the output is then one per query."""
+        if query is not None:
+            return self.requery(x, mask, rel, query)
         if self.pre_ln:
             x = x + self.attn_drop(self.attend(self.norm1(x), mask, rel))
             return x + self.mlp(self.norm2(x))
         x = self.norm1(x + self.attn_drop(self.attend(x, mask, rel)))
         return self.norm2(x + self.mlp(x))
+
+    def requery(self, x, mask, rel, query):
+        if self.pre_ln:
+            q = query + self.attn_drop(self.attend(self.norm1(x), mask, rel, self.norm1(query)))
+            return q + self.mlp(self.norm2(q))
+        q = self.norm1(query + self.attn_drop(self.attend(x, mask, rel, query)))
+        return self.norm2(q + self.mlp(q))
 
 
 class BertModel(nn.Module):
@@ -164,9 +186,11 @@ class BertModel(nn.Module):
     def forward(self, input_ids, attention_mask=None, token_type_ids=None) -> torch.Tensor:
         return self.hidden_states(input_ids, attention_mask, token_type_ids, keep=False)[-1]
 
-    def hidden_states(self, input_ids, attention_mask=None, token_type_ids=None, keep=True) -> list:
+    def hidden_states(
+        self, input_ids, attention_mask=None, token_type_ids=None, keep=True, layers: int | None = None
+    ) -> list:
         """[embedding output, layer 1, ..., layer L] (the last after the final norm in pre-LN models);
-        with ``keep=False`` only the last."""
+        with ``keep=False`` only the last; ``layers``: run only the first that many blocks."""
         t = input_ids.shape[1]
         if t > self.config.max_position_embeddings and self.config.position_biased_input:
             raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
@@ -177,7 +201,7 @@ class BertModel(nn.Module):
         mask = padding_mask(attention_mask)
         rel = self.rel() if self.rel is not None else None  # one normed table for all layers
         n = self.config.num_hidden_layers
-        for i in range(n):
+        for i in range(n if layers is None else layers):
             x = self.block(i)(x, mask, rel)
             if self.final_norm is not None and i == n - 1:
                 x = self.final_norm(x)
@@ -190,6 +214,26 @@ class BertModel(nn.Module):
         (``attention_mask`` is not needed: [CLS] comes first)."""
         cls = hidden[:, 0]
         return torch.tanh(self.pooler(cls)) if self.pooler is not None else cls
+
+    def positions(self, t: int) -> torch.Tensor:
+        """The absolute position embeddings of positions 0 .. t-1, (t, hidden): the table a DeBERTa-style
+        input (``position_biased_input=false``) leaves unread, which its enhanced mask decoder adds."""
+        if embedding_width(self.config) != self.config.hidden_size:
+            raise ValueError("the position embeddings are narrower than the hidden states (embedding_size)")
+        if t > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {t} exceeds max_position_embeddings")
+        return self.embedding_module.position.weight[:t]
+
+    def requery(self, hidden, query, attention_mask=None, passes: int = 1) -> torch.Tensor:
+        """The last block run ``passes`` times more with its keys and values from ``hidden`` (the states that
+        entered it) and its queries from ``query``, then from each pass's output; the final norm after the
+        last pass in pre-LN models. DeBERTa's enhanced mask decoder (objectives/emd.py) is built on it."""
+        mask = padding_mask(attention_mask)
+        rel = self.rel() if self.rel is not None else None
+        top = self.block(self.config.num_hidden_layers - 1)
+        for _ in range(passes):
+            query = top(hidden, mask, rel, query=query)
+        return self.final_norm(query) if self.final_norm is not None else query
 
     @property
     def embedding_module(self) -> BertEmbeddings:

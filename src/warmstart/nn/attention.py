@@ -46,10 +46,15 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(hidden, 3 * hidden, bias=bias)
         self.out = nn.Linear(hidden, hidden, bias=bias)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x: (B, T, H); mask: bool (B, 1, 1, T), True where a key may be attended, or None (all)."""
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, query: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """x: (B, T, H); mask: bool (B, 1, 1, T), True where a key may be attended, or None (all); query:
+        (B, T, H) states the queries are projected from instead of ``x`` (keys and values: from ``x``)."""
         b, t, h = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        if query is not None:
+            q = self.qkv(query).view(b, t, 3, self.heads, h // self.heads)[:, :, 0].transpose(1, 2)
         y = attend(q, k, v, mask, self.dropout if self.training else 0.0, self.causal)
         return self.out(y.transpose(1, 2).reshape(b, t, h))
 

@@ -104,15 +104,23 @@ class DisentangledSelfAttention(nn.Module):
         self.rel_drop = Dropout(rel_dropout)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, rel: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        rel: torch.Tensor | None = None,
+        query: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """x: (B, T, H); mask: bool (B, 1, 1, T), True where a key may be attended, or None (all);
-        rel: the (2 * buckets, H) relative table from the encoder's ``RelativeEmbeddings``."""
+        rel: the (2 * buckets, H) relative table from the encoder's ``RelativeEmbeddings``; query: (B, T, H)
+        states the queries are projected from instead of ``x`` (keys and values still come from ``x``; the
+        content->position term reads these queries), as DeBERTa's enhanced mask decoder runs its layers."""
         if rel is None:
             raise ValueError("DisentangledSelfAttention needs the relative embedding table `rel`")
         b, t, h = x.shape
         n, d, s = self.heads, h // self.heads, self.buckets
         q, k, v = self.qkv(x).view(b, t, 3, n, d).permute(2, 0, 3, 1, 4)  # each (B, n, T, d)
+        if query is not None:
+            q = self.qkv(query).view(b, t, 3, n, d)[:, :, 0].transpose(1, 2)
 
         # Only table rows lo..hi can be reached at this length: project and score just those.
         r = relative_positions(t, t, s, self.max_position, device=x.device)

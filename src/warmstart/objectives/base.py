@@ -15,10 +15,13 @@ Its class declares:
 - ``data(shards, seq_len, tokenizer, *sections) -> (windows, collate)``: its batches;
 - ``check_tokenizer(tokenizer)``: refuse a tokenizer it cannot train with (one clear error);
 - ``decoder_start_id(tokenizer)`` (encoder-decoders) and ``summarize(metrics)`` (e.g. perplexity);
+- ``recorded(cfg)``: the sections config.json's run card keeps (default: the shape sections);
 - multi-term objectives add ``counts(batch)`` and take ``forward(batch, norms=...)`` (train/step.py).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from torch import nn
 
@@ -38,6 +41,11 @@ class Objective(nn.Module):
     @staticmethod
     def summarize(metrics: dict) -> dict:
         return metrics
+
+    @classmethod
+    def recorded(cls, cfg) -> dict[str, dict]:
+        """What config.json's run card records of the pretraining config ``cfg``: the shape sections."""
+        return {s: dataclasses.asdict(getattr(cfg, s)) for s in cls.shape_sections}
 
     @classmethod
     def data(cls, shards, seq_len: int, tokenizer, *sections):

@@ -4,7 +4,8 @@ Corruption: ``mask_prob`` of the non-special tokens are selected, one by one, by
 words (``masking``, see :mod:`warmstart.objectives.masking`); of those ``mask_token_frac`` become [MASK],
 ``random_token_frac`` a random non-special token, the rest stay unchanged (drawn per token in every mode).
 The loss is cross-entropy on the selected positions only, and the vocabulary projection is computed only
-for them (a sparse head).
+for them (a sparse head). ``mlm.emd`` puts DeBERTa's enhanced mask decoder before the head
+(objectives/emd.py); ``sift.weight`` adds SiFT's penalty on its distributions (objectives/sift.py).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from warmstart.data.packing import PackedWindows
 from warmstart.errors import WarmstartError
 from warmstart.nn.mlp import activation
 from warmstart.objectives.base import Objective
+from warmstart.objectives.emd import check_emd, emd_states
 from warmstart.objectives.fused_ce import linear_cross_entropy
 from warmstart.objectives.masking import check_config, check_word_table, select_positions, word_starts
+from warmstart.objectives.sift import sift_on, sift_penalty
 
 IGNORE = -100
 
@@ -40,9 +43,17 @@ class MLMConfig:
     )
     span_p: float = opt(0.2, "masking=span: p of the geometric distribution of span lengths in words")
     span_max: int = opt(10, "masking=span: the longest span in words (the geometric is truncated here)")
+    emd: bool = opt(
+        False,
+        "DeBERTa's enhanced mask decoder: the absolute position embeddings added to the states entering "
+        "the last block, which runs emd_passes more times before the MLM head (pretraining only)",
+    )
+    emd_passes: int = opt(2, "mlm.emd: passes of the last block, sharing its weights (the paper's n = 2)")
 
     def __post_init__(self):
         check_config(self)
+        if self.emd_passes < 1:
+            raise WarmstartError(f"mlm.emd_passes must be at least 1, got {self.emd_passes}", "e.g. 2")
 
 
 def mask_tokens(
@@ -142,6 +153,8 @@ class MaskedLM(Objective):
 
     sections = {"mlm": MLMConfig}
     hf_architecture = "BertForMaskedLM"
+    takes_sift = True  # sift.attach may set ``sift``: forward then adds SiFT's penalty (objectives/sift.py)
+    sift = None
 
     @staticmethod
     def check_tokenizer(tokenizer) -> None:
@@ -163,10 +176,21 @@ class MaskedLM(Objective):
         windows = PackedWindows(shards, seq_len, [tokenizer.cls_id], [tokenizer.sep_id])
         return windows, MLMCollator.for_tokenizer(cfg, tokenizer)
 
+    @classmethod
+    def recorded(cls, cfg) -> dict[str, dict]:
+        """The shape sections, and the enhanced mask decoder when it is on: the head was trained on its
+        states, which fill-mask then reads too (and export says it leaves it out)."""
+        out = super().recorded(cfg)
+        if cfg.mlm.emd:
+            out["emd"] = {"passes": cfg.mlm.emd_passes}
+        return out
+
     def __init__(self, encoder: nn.Module, cfg: MLMConfig):
         super().__init__()
         c = encoder.config
         self.cfg = cfg
+        if cfg.emd:
+            check_emd(encoder)
         self.encoder = encoder
         self.head = MLMHead(
             c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings
@@ -174,10 +198,30 @@ class MaskedLM(Objective):
         nn.init.normal_(self.head.dense.weight, std=c.initializer_range)
         nn.init.zeros_(self.head.dense.bias)
 
-    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+    def encode(self, batch: dict, last: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the states the MLM head reads, the encoder's last layer): the same tensor twice, or with
+        ``mlm.emd`` the enhanced mask decoder's states and (only when ``last``) the last layer."""
+        if self.cfg.emd:
+            return emd_states(self.encoder, batch, self.cfg.emd_passes, last)
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
+        return hidden, hidden
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        hidden, _ = self.encode(batch)
         loss, stats, _ = masked_lm_loss(self.head, hidden, batch["labels"], training=self.training)
+        if sift_on(self):
+            loss = loss + self.sift_term(batch, hidden, stats)
         return loss, stats
+
+    def sift_term(self, batch: dict, hidden: torch.Tensor, stats: dict) -> torch.Tensor:
+        """SiFT's weighted penalty on the head's distributions at the masked positions (the stats carry the
+        penalty as ``sift``; the train loss the fit loop logs includes it)."""
+        picked = (batch["labels"].reshape(-1) != IGNORE).nonzero().squeeze(1)
+        logits = lambda h: self.head(h.reshape(-1, h.shape[-1]).index_select(0, picked))  # noqa: E731
+        again = lambda: logits(self.encode(batch)[0])  # noqa: E731
+        penalty = sift_penalty(self.encoder, again, logits(hidden), self.sift)
+        stats["sift"] = (penalty.detach() * picked.numel(), picked.numel())
+        return self.sift.weight * penalty
 
     @staticmethod
     def summarize(metrics: dict) -> dict:

@@ -62,6 +62,7 @@ class NextSentenceLM(MaskedLM):
     data_kind = "sentence_pairs"
     hf_architecture = "BertForPreTraining"
     pair_kind = "nsp"
+    takes_sift = False
 
     @classmethod
     def data(cls, shards, seq_len: int, tokenizer, mlm: MLMConfig, nsp: NSPConfig):
@@ -87,10 +88,10 @@ class NextSentenceLM(MaskedLM):
         return {"mlm": masked_count(batch), "sentence": float(batch["sentence_label"].numel())}
 
     def forward(self, batch: dict, norms: dict | None = None) -> tuple[torch.Tensor, dict]:
-        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
+        mlm_hidden, hidden = self.encode(batch, last=True)
         mlm_norm = norms["mlm"] if norms else None
         mlm_loss, mlm_stats, _ = masked_lm_loss(
-            self.head, hidden, batch["labels"], mlm_norm, training=self.training
+            self.head, mlm_hidden, batch["labels"], mlm_norm, training=self.training
         )
         logits = self.sentence_head(self.encoder.pool(hidden))
         target = batch["sentence_label"]

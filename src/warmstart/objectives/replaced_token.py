@@ -117,6 +117,11 @@ class ReplacedTokenDetection(Objective):
 
     def __init__(self, encoder: nn.Module, mlm: MLMConfig, cfg: ElectraConfig):
         super().__init__()
+        if mlm.emd:
+            raise WarmstartError(
+                "mlm.emd (the enhanced mask decoder) is for the mlm, mlm+nsp and mlm+sop objectives",
+                "drop mlm.emd=true with --objective electra",
+            )
         c = encoder.config
         self.cfg = cfg
         self.encoder = encoder

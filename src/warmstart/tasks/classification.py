@@ -25,10 +25,13 @@ from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.pooling import POOLING, cls_at_end, pool
+from warmstart.objectives.sift import bernoulli_symmetric_kl, sift_on, sift_penalty, squared, symmetric_kl
 from warmstart.tasks.base import Features, Task, encoder_inputs
 
 PROBLEMS = ("single_label", "multi_label", "regression")
 POOLINGS = (*POOLING, "pooler")  # pooler: the encoder's own (BERT's pooled output), not a feature pooling
+# SiFT's divergence between clean and perturbed outputs, per problem (objectives/sift.py)
+DIVERGENCE = {"single_label": symmetric_kl, "multi_label": bernoulli_symmetric_kl, "regression": squared}
 
 
 def init_head(linear: nn.Linear, std: float) -> nn.Linear:
@@ -60,7 +63,12 @@ def pooled(encoder: nn.Module, hidden: torch.Tensor, mask, pooling: str) -> torc
 
 class SequenceClassifier(nn.Module):
     """encoder -> [pooler: dense + tanh] -> dropout -> Linear on the [CLS] (or mean) state.
-    ``forward(batch) -> (loss, stats)``."""
+    ``forward(batch) -> (loss, stats)``. With ``sift`` set (``sift.weight`` > 0, objectives/sift.py), training
+    adds SiFT's weighted penalty on the logits to the loss (the logged train loss includes it; the
+    stats carry the penalty as ``sift``)."""
+
+    takes_sift = True
+    sift = None
 
     def __init__(
         self, encoder: nn.Module, labels: list[str], problem: str = "single_label", pooling: str = "cls"
@@ -108,6 +116,11 @@ class SequenceClassifier(nn.Module):
                 hit = ((pred == c) & (labels == c)).sum()
                 stats[f"_p{c}"], stats[f"_r{c}"] = (hit, (pred == c).sum()), (hit, (labels == c).sum())
         stats["loss"] = (loss_sum.detach(), n)
+        if sift_on(self):
+            again = lambda: self.logits(batch)  # noqa: E731
+            penalty = sift_penalty(self.encoder, again, logits, self.sift, DIVERGENCE[self.problem])
+            stats["sift"] = (penalty.detach() * n, n)
+            return loss_sum / n + self.sift.weight * penalty, stats
         return loss_sum / n, stats
 
     def summarize(self, means: dict) -> dict:
