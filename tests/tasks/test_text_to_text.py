@@ -144,7 +144,7 @@ def test_bad_input_is_one_line_and_exit_2(
         (["--init", str(tiny_pretrained), "--dataset", str(pairs_csv)], "needs a model that writes text"),
         (["--init", str(init), "--dataset", str(empty)], "has no value for column 'target'"),
         (["--init", str(init), "--dataset", str(pairs_csv), "strategy.strategy=frozen"], "trains the whole"),
-        (["--init", str(init), "--dataset", "rotten-tomatoes"], "is a labeled dataset but task text_to_text"),
+        (["--init", str(init), "--dataset", "wiki-leads"], "is a corpus dataset but task text_to_text needs"),
     ]
     for i, (extra, message) in enumerate(cases):
         out = tmp_path / f"run{i}"

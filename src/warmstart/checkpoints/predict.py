@@ -24,14 +24,15 @@ def evaluate_run(run: str, dataset: str, split: str = "test", options: DataOptio
     """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows)."""
     unit, task, tokenizer, labels = load_finetuned(run)
     data = open_dataset(dataset, options or DataOptions())
-    if data.kind != task.kind:
+    if not task.accepts(data.kind):
         raise WarmstartError(
             f"{dataset} is a {data.kind} dataset but the model was finetuned for {task.name}",
-            f"evaluate it on a {task.kind} dataset",
+            f"evaluate it on a {' or '.join(task.kinds or (task.kind,))} dataset",
         )
     records = list(data.records(split))
     if not records:
         raise WarmstartError(f"the {split} split of {dataset} is empty", "pick another split or dataset")
+    records = task.prepare(records, data.kind, f"{dataset} ({split})")
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{dataset} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
     return {"metrics": metrics, "examples": len(records), "dataset": dataset, "split": split}

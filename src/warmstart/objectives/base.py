@@ -16,6 +16,8 @@ Its class declares:
 - ``check_tokenizer(tokenizer)``: refuse a tokenizer it cannot train with (one clear error);
 - ``decoder_start_id(tokenizer)`` (encoder-decoders) and ``summarize(metrics)`` (e.g. perplexity);
 - ``recorded(cfg)``: the sections config.json's run card keeps (default: the shape sections);
+- ``text_pairs(seq_len, tokenizer, *sections)``: the objective as (input, output) token pairs, for a corpus
+  trained beside text-to-text tasks (``--task multitask``); None where the outputs are not a text (MLM);
 - multi-term objectives add ``counts(batch)`` and take ``forward(batch, norms=...)`` (train/step.py).
 """
 
@@ -50,3 +52,11 @@ class Objective(nn.Module):
     @classmethod
     def data(cls, shards, seq_len: int, tokenizer, *sections):
         raise NotImplementedError
+
+    @classmethod
+    def text_pairs(cls, seq_len: int, tokenizer, *sections):
+        """(window, make): raw token windows of ``window`` tokens become ``make(ids, generator) -> (inputs,
+        outputs)``, 1-D id tensors laid out as text-to-text finetuning lays out a pair (encoder input and
+        labels; a decoder's prompt and completion), the input at most ``seq_len`` long. None: the objective
+        has no such form."""
+        return None

@@ -35,6 +35,12 @@ class CausalLM(Objective):
 
         return PackedWindows(shards, seq_len, [], []), collate
 
+    @staticmethod
+    def text_pairs(seq_len: int, tokenizer):
+        """Windows of ``seq_len`` tokens as (first token, the rest): the completion's loss is every next
+        token after the first, seq_len - 1 predictions, as in pretraining."""
+        return seq_len, lambda ids, generator: (ids[:1], ids[1:])
+
     def __init__(self, model: nn.Module):
         super().__init__()
         self.model = model

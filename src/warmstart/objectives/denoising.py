@@ -205,11 +205,14 @@ class DenoisingCollator:
             ),
         }
 
-    def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
+    def pair(self, row: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """(``<s> corrupted </s>``, ``<s> row </s>``) of one window (no <s>/</s> of its own)."""
         bos, eos = torch.tensor([self.bos]), torch.tensor([self.eos])
-        sources = [torch.cat([bos, self.corrupt(row, generator)[: len(row)], eos]) for row in ids]
-        targets = [torch.cat([bos, row, eos]) for row in ids]
-        return seq2seq_batch(sources, targets, self.pad, self.eos)
+        return torch.cat([bos, self.corrupt(row, generator)[: len(row)], eos]), torch.cat([bos, row, eos])
+
+    def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
+        sources, targets = zip(*(self.pair(row, generator) for row in ids))
+        return seq2seq_batch(list(sources), list(targets), self.pad, self.eos)
 
 
 class Denoising(Seq2SeqLM):
@@ -231,3 +234,7 @@ class Denoising(Seq2SeqLM):
     def data(shards, seq_len: int, tokenizer, cfg: DenoisingConfig):
 
         return PackedWindows(shards, seq_len - 2, [], []), DenoisingCollator(cfg, tokenizer)
+
+    @staticmethod
+    def text_pairs(seq_len: int, tokenizer, cfg: DenoisingConfig):
+        return seq_len - 2, DenoisingCollator(cfg, tokenizer).pair

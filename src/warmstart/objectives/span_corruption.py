@@ -169,16 +169,14 @@ class SpanCorruptionCollator:
         """The collator for ``tokenizer``'s sentinel, </s> and pad ids (decoder start = pad, as T5)."""
         return cls(cfg, sentinel_ids(tokenizer), tokenizer.eos_id, tokenizer.pad_id, tokenizer.pad_id)
 
+    def pair(self, row: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """(input, target) of one raw window: a noise mask drawn from ``generator``, then span_corrupt."""
+        mask = random_spans_noise_mask(len(row), self.cfg.noise_density, self.cfg.mean_span_length, generator)
+        return span_corrupt(row, mask, self.sentinels, self.eos_id)
+
     def __call__(self, ids: torch.Tensor, generator: torch.Generator) -> dict:
-        sources, targets = [], []
-        for row in ids:
-            mask = random_spans_noise_mask(
-                len(row), self.cfg.noise_density, self.cfg.mean_span_length, generator
-            )
-            source, target = span_corrupt(row, mask, self.sentinels, self.eos_id)
-            sources.append(source)
-            targets.append(target)
-        return seq2seq_batch(sources, targets, self.pad_id, self.decoder_start_id)
+        sources, targets = zip(*(self.pair(row, generator) for row in ids))
+        return seq2seq_batch(list(sources), list(targets), self.pad_id, self.decoder_start_id)
 
 
 class SpanCorruption(Seq2SeqLM):
@@ -205,3 +203,8 @@ class SpanCorruption(Seq2SeqLM):
 
         raw_len, _ = raw_length(seq_len, cfg.noise_density, cfg.mean_span_length)
         return PackedWindows(shards, raw_len, [], []), SpanCorruptionCollator.for_tokenizer(cfg, tokenizer)
+
+    @staticmethod
+    def text_pairs(seq_len: int, tokenizer, cfg: SpanCorruptionConfig):
+        raw_len, _ = raw_length(seq_len, cfg.noise_density, cfg.mean_span_length)
+        return raw_len, SpanCorruptionCollator.for_tokenizer(cfg, tokenizer).pair

@@ -67,6 +67,11 @@ class TaskConfig:
         "frequent training tag)",
     )
     prefix: str = opt("", "text_to_text: task prefix put before every input (T5 style, e.g. 'headline: ')")
+    label_words: list[str] = opt(
+        [],
+        "text_to_text on labeled data: LABEL=WORD items, the word written for a class label (e.g. "
+        "fresh=positive; multitask: multitask.label_words)",
+    )
     separator: str = opt("\n", "text_to_text with a decoder: text between the input and the completion")
     max_target_length: int = opt(32, "text_to_text: longest output in tokens (training and generation)")
     num_beams: int = opt(1, "text_to_text evaluation: 1 = greedy decoding, more = beam search")
@@ -84,6 +89,7 @@ class Task:
 
     name: str = ""  # registry key and ``task.name``
     kind: str = "labeled"  # the dataset kind it reads (see the record schemas above)
+    kinds: tuple[str, ...] = ()  # the dataset kinds it accepts, cast by ``prepare`` (empty: ``kind`` only)
     hf_architecture: str = ""  # the transformers class its checkpoint corresponds to
     # its head in transformers' Bert*For* class: (warmstart tensor prefix, transformers tensor prefix) pairs
     # (empty: no transformers head, the task is not exported as one), and whether that head reads the pooler
@@ -109,6 +115,15 @@ class Task:
         """The training unit: ``encoder`` + a randomly initialised head."""
         raise NotImplementedError
 
+    def accepts(self, kind: str) -> bool:
+        """Whether records of a dataset of this ``kind`` can be ``prepare``d for the task."""
+        return kind in (self.kinds or (self.kind,))
+
+    def prepare(self, records: list[dict], kind: str, where: str) -> list[dict]:
+        """Records of a dataset ``kind`` the task accepts in the record shape of its own ``kind``
+        (default: as they are)."""
+        return records
+
     def read_splits(self, cfg) -> tuple[dict[str, list[dict]], str]:
         """The train/validation/test records of the finetune config ``cfg`` and the data's name: by default
         the one dataset of ``cfg.data`` (a task reading several overrides this)."""
@@ -124,10 +139,11 @@ def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     if not d.dataset:
         raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
     data = open_dataset(d.dataset, data_options(d, task.kind))
-    if data.kind != task.kind:
+    if not task.accepts(data.kind):
+        needs = " or ".join(task.kinds or (task.kind,))
         raise WarmstartError(
-            f"{d.dataset} is a {data.kind} dataset but task {task.name} needs a {task.kind} dataset",
-            f"pick a {task.kind} dataset or the task that fits (task.name=...); "
+            f"{d.dataset} is a {data.kind} dataset but task {task.name} needs a {needs} dataset",
+            f"pick a {needs} dataset or the task that fits (task.name=...); "
             f"labeled files need their label column (data.label_column, now '{d.label_column}')",
         )
     records = limited({s: list(data.records(s)) for s in SPLITS}, d)
@@ -138,7 +154,7 @@ def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
             raise WarmstartError(
                 f"the {split} split of {d.dataset} is empty", "use more data or other split fractions"
             )
-    return records, data.name
+    return {s: task.prepare(rows, data.kind, f"{data.name} ({s})") for s, rows in records.items()}, data.name
 
 
 class Features:

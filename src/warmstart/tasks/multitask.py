@@ -1,9 +1,13 @@
 """Multi-task text-to-text finetuning (T5 style): several datasets at once, mixed in the training batches.
 
 Every dataset of ``multitask.tasks`` (``DATASET`` or ``DATASET=PREFIX``: a name, a local file or hf:NAME) is
-cast as text pairs (``warmstart.data.to_text``: label words, ``question \\n context`` -> answer, ...) whose
-input is ``PREFIX: text`` (default prefix: the dataset's name; ``DATASET=`` for none). One encoder-decoder
-(or decoder) learns them all through the text-to-text unit; there is no second training loop.
+cast as text pairs by the formatter ``text_to_text`` uses too (``text_to_text.text_records``: label words,
+``question \\n context`` -> answer, ``(A) ... (B) ...`` choices, yes/no; UnifiedQA's formats) whose input is
+``PREFIX: text`` (default prefix: the dataset's name; ``DATASET=`` for none). A corpus (wiki-leads, news, a
+text file) is a member too, trained with the family's self-supervised objective (``corpus_member``: span
+corruption, denoising, causal LM), without a prefix. One encoder-decoder (or decoder) learns them all through
+the text-to-text unit; there is no second training loop. Training records log each member's loss (the mean
+over the log window, ``NAME/loss``).
 
 Mixing rates (T5, section 3.5.2), with n_i training examples of task i, m tasks and K = ``multitask.cap``:
 
@@ -16,7 +20,8 @@ by (seed, i)); within a task, rows follow a seeded permutation per pass over tha
 seen once before any is seen twice. Batch ``i`` is a pure function of ``i`` (exact resume), like
 ``TrainBatches``; an "epoch" is as many rows as the tasks' training splits hold together.
 
-Evaluation generates for every row and scores each task on its own rows, as ``TASK/METRIC``:
+Evaluation generates for every row of the supervised members and scores each on its own rows, as
+``TASK/METRIC``:
 ``accuracy`` (exact match of the label word or choice, 0..1) for labeled and choice data, ``exact_match`` and
 ``f1`` (SQuAD, 0..100) for QA, ``rouge1/2/L`` and ``bleu`` for seq2seq, and ``TASK/loss``. ``average``, the
 mean of each task's main metric (accuracy x 100, F1, ROUGE-L), selects the best model.
@@ -35,16 +40,13 @@ from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.mixing import MixedBatches, check_mixing, mixing_rates
 from warmstart.data.options import SPLITS, data_options
-from warmstart.data.to_text import parse_label_words, to_text
+from warmstart.data.to_text import parse_label_words
 from warmstart.errors import WarmstartError
-from warmstart.objectives.lm_loss import token_loss, with_perplexity
+from warmstart.objectives.lm_loss import head_loss, token_loss, with_perplexity
 from warmstart.tasks.base import TrainBatches
-from warmstart.tasks.qa_decode import exact_match_score, f1_score
-from warmstart.tasks.text_metrics import text_stats, with_bleu
-from warmstart.tasks.text_to_text import TextPairs, TextToTextTask, TextToTextUnit
-
-# dataset kind -> how its generated outputs are scored
-SCORING = {"labeled": "label", "choice": "label", "qa": "answer", "seq2seq": "text"}
+from warmstart.tasks.corpus_member import CORPUS, CorpusMixedBatches, corpus_objective, corpus_windows
+from warmstart.tasks.text_metrics import output_scores, text_stats, with_bleu
+from warmstart.tasks.text_to_text import SCORING, TextPairs, TextToTextTask, TextToTextUnit, text_records
 
 
 @dataclass
@@ -53,7 +55,8 @@ class MultitaskConfig:
         [],
         "multitask: DATASET=PREFIX per task (name, file or hf:NAME), e.g. news-headlines=headline,"
         "rotten-tomatoes=sentiment; inputs read 'PREFIX: text' (write the prefix without its colon; "
-        "default: the dataset's name; DATASET= for no prefix)",
+        "default: the dataset's name; DATASET= for no prefix); a corpus (e.g. wiki-leads) is trained with "
+        "the family's self-supervised objective, without a prefix",
     )
     mixing: str = opt(
         "proportional", "multitask: task rates proportional (to size), temperature (size^(1/T)) or equal"
@@ -104,8 +107,9 @@ def task_prefix(words: str) -> str:
 
 def read_multitask(cfg, task: MultitaskTask) -> tuple[dict[str, list[dict]], str]:
     """The records of every split, all tasks in order, as text pairs tagged with ``task`` (the dataset's name)
-    and ``scoring``; sets ``task.mixture`` (name -> rate). ``cfg`` is a ``FinetuneConfig``: its data options
-    (columns, split seed, train_limit per task) apply to every dataset."""
+    and ``scoring`` (a corpus: training windows ``{"ids"}`` only); sets ``task.mixture`` (name -> rate) and,
+    with a corpus, ``task.corrupt``. ``cfg`` is a ``FinetuneConfig``: its data options (columns, split seed,
+    train_limit per task) apply to every dataset."""
     mc, d = cfg.multitask, cfg.data
     if d.dataset:
         raise WarmstartError(
@@ -116,64 +120,95 @@ def read_multitask(cfg, task: MultitaskTask) -> tuple[dict[str, list[dict]], str
     words = parse_label_words(mc.label_words)
     options = data_options(d, "seq2seq")
     records: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    names, sizes = [], []
+    names, sizes, shown = [], [], []
     for dataset, given in specs:
         data = open_dataset(dataset, options)
-        if data.kind not in SCORING:
-            raise WarmstartError(
-                f"{data.name} is a {data.kind} dataset, which has no text-to-text form",
-                f"list {', '.join(SCORING)} datasets in multitask.tasks",
-            )
         if data.name in names:
             raise WarmstartError(f"{data.name} is listed twice in multitask.tasks", "list each dataset once")
-        prefix = task_prefix(data.name if given is None else given)
-        for split in SPLITS:
-            limit = d.train_limit if split == "train" else mc.eval_limit
-            rows = list(itertools.islice(data.records(split), limit))
-            if not rows:
-                raise WarmstartError(
-                    f"the {split} split of {data.name} is empty", "use more data or other split fractions"
-                )
-            tag = {"task": data.name, "scoring": SCORING[data.kind]}
-            for r in to_text(rows, data.kind, words, f"{data.name} ({split})"):
-                records[split].append({**r, "text": prefix + r["text"], **tag})
-            if split == "train":
-                sizes.append(len(rows))
+        if data.kind == CORPUS:
+            rows = _corpus_rows(data.name, given, options, cfg, task)
+            records["train"] += rows
+            size, what = len(rows), f"corpus, {len(rows):,} windows of {len(rows[0]['ids'])} tokens"
+        elif data.kind in SCORING:
+            size = _task_rows(data, given, words, cfg, records)
+            what = f"{size:,} examples"
+        else:
+            raise WarmstartError(
+                f"{data.name} is a {data.kind} dataset, which has no text-to-text form",
+                f"list {', '.join(SCORING)} datasets or corpora in multitask.tasks",
+            )
         names.append(data.name)
+        sizes.append(size)
+        shown.append(what)
     task.mixture = dict(zip(names, mixing_rates(sizes, mc.mixing, mc.temperature, mc.cap)))
-    shown = ", ".join(f"{n} ({s:,} examples) {r:.3f}" for (n, r), s in zip(task.mixture.items(), sizes))
-    print(f"multitask, {mc.mixing} mixing: {shown}", file=sys.stderr)
+    listed = ", ".join(f"{n} ({w}) {r:.3f}" for (n, r), w in zip(task.mixture.items(), shown))
+    print(f"multitask, {mc.mixing} mixing: {listed}", file=sys.stderr)
     return records, " + ".join(names)
 
 
+def _task_rows(data, given: str | None, words: dict, cfg, records: dict[str, list[dict]]) -> int:
+    """Adds a supervised dataset's text pairs to every split of ``records``; its training examples."""
+    prefix = task_prefix(data.name if given is None else given)
+    for split in SPLITS:
+        limit = cfg.data.train_limit if split == "train" else cfg.multitask.eval_limit
+        rows = list(itertools.islice(data.records(split), limit))
+        if not rows:
+            raise WarmstartError(
+                f"the {split} split of {data.name} is empty", "use more data or other split fractions"
+            )
+        where = f"{data.name} ({split})"
+        records[split] += text_records(rows, data.kind, words, where, prefix, task=data.name)
+    return len([r for r in records["train"] if r["task"] == data.name])
+
+
+def _corpus_rows(name: str, given: str | None, options, cfg, task: MultitaskTask) -> list[dict]:
+    """A corpus's training windows as records ``{"ids", "task", "scoring": "corpus"}``."""
+    if given:
+        raise WarmstartError(
+            f"the corpus {name} in multitask.tasks has the prefix '{given}'",
+            f"write {name} alone: a corpus is trained with the family's objective, without a prefix",
+        )
+    width, task.corrupt = corpus_objective(task.family, task.tokenizer, cfg.task.max_length)
+    name, windows = corpus_windows(name, options, task.tokenizer, width, cfg.data.train_limit)
+    return [{"ids": ids, "task": name, "scoring": CORPUS} for ids in windows]
+
+
 class TaggedPairs(TextPairs):
-    """Text pairs whose rows carry their task: batches add ``tasks`` (names), ``scoring`` and ``golds`` (the
-    accepted outputs) when any row is tagged. Rows of several tasks pad together like any text pairs."""
+    """Text pairs whose rows carry their task: batches add ``tasks`` (names) when any row is tagged. Rows of
+    several tasks pad together like any text pairs. A corpus row (scoring ``corpus``) holds a raw window as
+    its source; ``take`` makes its pair with ``corrupt`` and the batch's ``generator``."""
 
-    def __init__(self, pairs: TextPairs, tasks: list, scoring: list[str], golds: list[list[str]]):
+    def __init__(self, pairs: TextPairs, tasks: list, scoring=None, golds=None, corrupt=None):
         vars(self).update(vars(pairs))
-        self.tasks, self.scoring, self.golds = list(tasks), list(scoring), [list(g) for g in golds]
+        self.tasks, self.corrupt = list(tasks), corrupt
+        if scoring is not None:
+            self.scoring = list(scoring)
+        if golds is not None:
+            self.golds = [list(g) for g in golds]
 
-    def take(self, idx) -> dict:
+    def take(self, idx, generator: torch.Generator | None = None) -> dict:
         idx = list(idx)
-        batch = super().take(idx)
+        src, tgt = [], []
+        for i in idx:
+            if self.scoring[i] == CORPUS:
+                source, target = self.corrupt(torch.as_tensor(self.sources[i]), generator)
+                src.append(source.tolist())
+                tgt.append(target.tolist())
+            else:
+                src.append(self.sources[i])
+                tgt.append(self.targets[i])
+        batch = self.pairs_batch(src, tgt, idx)
         tags = [self.tasks[i] for i in idx]
         if any(t is not None for t in tags):
             batch["tasks"] = tags
-            batch["scoring"] = [self.scoring[i] for i in idx]
-            batch["golds"] = [self.golds[i] for i in idx]
         return batch
 
 
 def _scores(scoring: str, predictions: list[str], references: list[str], golds: list[list[str]]) -> dict:
-    n = len(predictions)
     if scoring == "label":
-        return {"accuracy": (sum(exact_match_score(p, [r]) for p, r in zip(predictions, references)), n)}
+        return {"accuracy": output_scores(scoring, predictions, golds)["exact_match"]}
     if scoring == "answer":
-        return {
-            "exact_match": (sum(exact_match_score(p, g) for p, g in zip(predictions, golds)), n),
-            "f1": (sum(f1_score(p, g) for p, g in zip(predictions, golds)), n),
-        }
+        return output_scores(scoring, predictions, golds)
     return text_stats(predictions, references)
 
 
@@ -184,19 +219,12 @@ class MultitaskUnit(TextToTextUnit):
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         tags = batch.get("tasks")
-        if self.training or not tags:
+        if not tags:
             return super().forward(batch)
-        if self.decoder_only:
-            hidden = self.model(batch["input_ids"], batch["attention_mask"])
-            logits, labels = self.model.lm_logits(hidden[:, :-1]), batch["labels"][:, 1:]
-        else:
-            hidden = self.model(
-                batch["input_ids"],
-                batch["attention_mask"],
-                batch["decoder_input_ids"],
-                batch["decoder_attention_mask"],
-            )
-            logits, labels = self.model.lm_logits(hidden), batch["labels"]
+        hidden, labels = self.states(batch)
+        if self.training:
+            return self.member_losses(hidden, labels, tags)
+        logits = self.model.lm_logits(hidden)
         loss, stats = token_loss(logits, labels)
         generated = self.generate(batch["sources"])
         for name in dict.fromkeys(tags):
@@ -211,6 +239,26 @@ class MultitaskUnit(TextToTextUnit):
             scores["loss"] = token_loss(logits[picked], labels[picked])[1]["loss"]
             stats.update({(f"{name}/{key}" if name is not None else key): v for key, v in scores.items()})
         return loss, stats
+
+    def member_losses(
+        self, hidden: torch.Tensor, labels: torch.Tensor, tags: list
+    ) -> tuple[torch.Tensor, dict]:
+        """The training loss over every row (the mean over their tokens, as one head_loss of the batch), and
+        each member's ``NAME/loss`` as (sum, tokens): every member of the mixture, (0, 0) when absent, so
+        every batch and process reports the same keys."""
+        total, count, stats = hidden.new_zeros(()), 0, {}
+        for name in dict.fromkeys([*self.task[0].mixture, *tags]):
+            rows = [k for k, t in enumerate(tags) if t == name]
+            if not rows:
+                stats[f"{name}/loss"] = (0.0, 0)
+                continue
+            picked = torch.tensor(rows, device=hidden.device)
+            mean, part = head_loss(self.model, hidden[picked], labels[picked], True)
+            n = part["loss"][1]
+            total = total + mean.float() * n
+            count += n
+            stats[f"{name}/loss"] = part["loss"]
+        return total / max(count, 1), {"loss": (total.detach(), count), **stats}
 
     @staticmethod
     def summarize(means: dict) -> dict:
@@ -249,18 +297,26 @@ class MultitaskTask(TextToTextTask):
     name = "multitask"
     kind = "seq2seq"
 
+    kinds = ("seq2seq",)  # `warmstart evaluate` on one dataset; training reads multitask.tasks
+
     def __init__(self, cfg):
         super().__init__(cfg)
         self.mixture: dict[str, float] = {}
+        self.corrupt = None  # with a corpus member: its objective's (window, generator) -> (input, output)
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggedPairs:
-        pairs = super().encode(records, tokenizer, labels, where)
-        return TaggedPairs(
-            pairs,
-            [r.get("task") for r in records],
-            [r.get("scoring", "text") for r in records],
-            [r.get("answers") or [ref] for r, ref in zip(records, pairs.refs)],
-        )
+        """Text pairs first, then the corpus windows (raw: corrupted when drawn into a batch)."""
+        texts = [r for r in records if "ids" not in r]
+        windows = [r for r in records if "ids" in r]
+        pairs = super().encode(texts, tokenizer, labels, where)
+        for r in windows:
+            pairs.sources.append(r["ids"])
+            pairs.targets.append([])
+            pairs.refs.append("")
+            pairs.scoring.append(CORPUS)
+            pairs.golds.append([""])
+            pairs.lengths.append(len(r["ids"]))
+        return TaggedPairs(pairs, [r.get("task") for r in texts + windows], corrupt=self.corrupt)
 
     def build(self, model: torch.nn.Module, labels: list[str]) -> MultitaskUnit:
         return MultitaskUnit(model, self)
@@ -272,4 +328,5 @@ class MultitaskTask(TextToTextTask):
         """The training source: mixed by ``self.mixture`` (set by ``read_multitask``)."""
         if not self.mixture:
             return TrainBatches(features, batch_size, seed)
-        return MixedBatches(features, batch_size, seed, self.mixture)
+        mixed = CorpusMixedBatches if self.corrupt is not None else MixedBatches
+        return mixed(features, batch_size, seed, self.mixture)

@@ -4,11 +4,17 @@ summarisation papers report) and corpus BLEU (``sacrebleu``), both as per-batch 
 BLEU keeps sacrebleu's sufficient statistics (lengths and n-gram matches/totals) as totals (stats named
 ``*_sum``, which the evaluation adds up without averaging); the corpus score comes from sacrebleu itself,
 so it equals ``sacrebleu.corpus_bleu`` on the same texts, smoothing included.
+
+Outputs that must be one right text (a label word, a choice, a QA answer) are scored by exact match against
+any accepted output after SQuAD's normalisation (case, punctuation, articles, spaces), and answers also by
+SQuAD's token F1 (:func:`output_scores`).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+
+from warmstart.tasks.qa_decode import exact_match_score, f1_score
 
 ROUGE = ("rouge1", "rouge2", "rougeL")
 BLEU_STATS = (
@@ -55,4 +61,16 @@ def with_bleu(totals: dict) -> dict:
     if "bleu_sys_len_sum" in totals:
         get = [int(round(totals[f"bleu_{k}_sum"])) for k in BLEU_STATS]
         out["bleu"] = float(BLEU.compute_bleu(get[2:6], get[6:10], get[0], get[1], smooth_method="exp").score)
+    return out
+
+
+def output_scores(scoring: str, predictions: list[str], golds: list[list[str]]) -> dict:
+    """(sum, count) stats: ``exact_match`` (0/1 per output) of every ``scoring`` kind other than ``text``,
+    and SQuAD's token ``f1`` (0..1) for ``answer``; {} for ``text`` (free text: ROUGE and BLEU instead)."""
+    if scoring == "text":
+        return {}
+    n = len(predictions)
+    out = {"exact_match": (sum(exact_match_score(p, g) for p, g in zip(predictions, golds)), n)}
+    if scoring == "answer":
+        out["f1"] = (sum(f1_score(p, g) for p, g in zip(predictions, golds)), n)
     return out

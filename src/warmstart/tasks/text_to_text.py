@@ -6,6 +6,11 @@ positions carry no loss). Evaluation generates (greedy, or beam search with ``ta
 ROUGE-1/2/L and BLEU against the reference, next to the teacher-forced loss; the best model is the one
 with the highest validation ROUGE-L. Records: ``{"text", "target"}`` (news-headlines, wiki-descriptions,
 or a user's CSV/JSONL with a target column).
+
+QA, multiple-choice and labeled datasets are cast as text pairs the way UnifiedQA does, by the one formatter
+that ``--task multitask`` uses too (:func:`text_records`, over ``warmstart.data.to_text``): ``question \n
+context`` -> the answer, ``context \n (A) ... (B) ...`` -> the right choice's text, a text -> its label word
+(yes/no for boolean labels). Their outputs are also scored by exact match (and F1 for answers, SQuAD's).
 """
 
 from __future__ import annotations
@@ -13,19 +18,33 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from warmstart.data.to_text import parse_label_words, to_text
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
 from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 from warmstart.tasks.base import Features, Task, pad
-from warmstart.tasks.text_metrics import text_stats, with_bleu
+from warmstart.tasks.text_metrics import output_scores, text_stats, with_bleu
+
+# dataset kind -> how its generated outputs are scored (text_metrics.output_scores; "text": ROUGE/BLEU only)
+SCORING = {"labeled": "label", "choice": "label", "qa": "answer", "seq2seq": "text"}
+
+
+def text_records(
+    rows: list[dict], kind: str, words: dict, where: str, prefix: str = "", **tags
+) -> list[dict]:
+    """Records of one dataset ``kind`` as text pairs ``{"text": prefix + input, "target", "answers"?,
+    "scoring", **tags}``: the one formatter of text_to_text and multitask (``tags``: its task name)."""
+    tag = {"scoring": SCORING.get(kind, "text"), **tags}
+    return [{**r, "text": prefix + r["text"], **tag} for r in to_text(rows, kind, words, where)]
 
 
 class TextToTextTask(Task):
     name = "text_to_text"
     kind = "seq2seq"
+    kinds = tuple(SCORING)
 
     def bind(self, tokenizer, config_json: dict, family) -> None:
-        self.tokenizer, self.model_type = tokenizer, family.name
+        self.tokenizer, self.model_type, self.family = tokenizer, family.name, family
         self.decoder_only, self.bos_first = family.model.decoder_only, family.model.bos_first
         if not family.model.generates:
             raise WarmstartError(
@@ -39,9 +58,13 @@ class TextToTextTask(Task):
     def labels(self, records: list[dict]) -> list[str]:
         return []
 
+    def prepare(self, records: list[dict], kind: str, where: str) -> list[dict]:
+        """QA, choice and labeled records as text pairs (task.label_words name the labels); seq2seq as is."""
+        return text_records(records, kind, parse_label_words(self.cfg.label_words), where)
+
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TextPairs:
         c = self.cfg
-        sources, targets, refs = [], [], []
+        sources, targets, refs, golds = [], [], [], []
         for r in records:
             target = str(r.get("target", "")).strip()  # no target key at all: an input to predict for
             if not target and "target" in r:
@@ -61,22 +84,44 @@ class TextToTextTask(Task):
             sources.append(source)
             targets.append(target_ids)
             refs.append(target)
-        return TextPairs(sources, targets, refs, tokenizer.pad_id, self.decoder_start, self.decoder_only)
+            golds.append(list(r.get("answers") or [target]))
+        scoring = [r.get("scoring", "text") for r in records]
+        pad_id, start = tokenizer.pad_id, self.decoder_start
+        return TextPairs(sources, targets, refs, pad_id, start, self.decoder_only, scoring, golds)
 
     def build(self, model: nn.Module, labels: list[str]) -> nn.Module:
         return TextToTextUnit(model, self)
 
 
 class TextPairs(Features):
-    def __init__(self, sources, targets, refs, pad_id: int, start: int | None, decoder_only: bool):
+    """Token ids of (input, output) pairs; ``scoring`` (per row: label, answer or text) and ``golds`` (the
+    accepted outputs) go into the batches when given, for the output scores."""
+
+    def __init__(
+        self,
+        sources,
+        targets,
+        refs,
+        pad_id: int,
+        start: int | None,
+        decoder_only: bool,
+        scoring=None,
+        golds=None,
+    ):
         self.sources, self.targets, self.refs = sources, targets, refs
         self.pad_id, self.start, self.decoder_only = pad_id, start, decoder_only
+        self.scoring = list(scoring) if scoring is not None else ["text"] * len(sources)
+        self.golds = [list(g) for g in golds] if golds is not None else [[r] for r in refs]
         self.lengths = [len(s) + len(t) for s, t in zip(sources, targets)]
 
     def take(self, idx) -> dict:
         idx = list(idx)
-        src, tgt = [self.sources[i] for i in idx], [self.targets[i] for i in idx]
+        return self.pairs_batch([self.sources[i] for i in idx], [self.targets[i] for i in idx], idx)
+
+    def pairs_batch(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> dict:
+        """The batch of token-id pairs ``src``/``tgt`` (the rows ``idx``: references, scoring, golds)."""
         batch = {"sources": src, "references": [self.refs[i] for i in idx]}
+        batch["scoring"], batch["golds"] = [self.scoring[i] for i in idx], [self.golds[i] for i in idx]
         if self.decoder_only:  # prompt + completion in one sequence; loss on the completion only
             seqs = [s + t for s, t in zip(src, tgt)]
             ids = pad(seqs, self.pad_id)
@@ -104,20 +149,32 @@ class TextToTextUnit(nn.Module):
         self.task = [task]  # a list keeps it out of the module tree
         self.decoder_only = task.decoder_only
 
-    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+    def states(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """(hidden states, labels) aligned position by position: a decoder's states predict the next token."""
         if self.decoder_only:
             hidden = self.model(batch["input_ids"], batch["attention_mask"])
-            loss, stats = head_loss(self.model, hidden[:, :-1], batch["labels"][:, 1:], self.training)
-        else:
-            hidden = self.model(
-                batch["input_ids"],
-                batch["attention_mask"],
-                batch["decoder_input_ids"],
-                batch["decoder_attention_mask"],
-            )
-            loss, stats = head_loss(self.model, hidden, batch["labels"], self.training)
+            return hidden[:, :-1], batch["labels"][:, 1:]
+        hidden = self.model(
+            batch["input_ids"],
+            batch["attention_mask"],
+            batch["decoder_input_ids"],
+            batch["decoder_attention_mask"],
+        )
+        return hidden, batch["labels"]
+
+    def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        loss, stats = head_loss(self.model, *self.states(batch), self.training)
         if not self.training:
-            stats.update(text_stats(self.generate(batch["sources"]), batch["references"]))
+            generated = self.generate(batch["sources"])
+            stats.update(text_stats(generated, batch["references"]))
+            for scoring in dict.fromkeys(batch.get("scoring", ())):  # exact match / F1 of labels and answers
+                rows = [k for k, s in enumerate(batch["scoring"]) if s == scoring]
+                scores = output_scores(
+                    scoring, [generated[k] for k in rows], [batch["golds"][k] for k in rows]
+                )
+                for key, (total, n) in scores.items():
+                    before = stats.get(key, (0.0, 0))
+                    stats[key] = (before[0] + total, before[1] + n)
         return loss, stats
 
     def generate(self, sources: list[list[int]]) -> list[str]:
@@ -138,4 +195,6 @@ class TextToTextUnit(nn.Module):
 
     @staticmethod
     def summarize(means: dict) -> dict:
-        return with_bleu(with_perplexity(means))
+        """Perplexity, corpus BLEU, and exact match and F1 as percentages (SQuAD's scale)."""
+        out = with_bleu(with_perplexity(means))
+        return {k: 100.0 * v if k in ("exact_match", "f1") else v for k, v in out.items()}

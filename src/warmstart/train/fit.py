@@ -80,6 +80,7 @@ class _Fit:
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
         self.window_tokens, self.window_start = 0, time.perf_counter()
+        self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
 
     def gradient_step(self, step: int) -> tuple[float, float, float | None, str | None]:
         """(lr, loss, grad norm, problem) of one optimizer step (skipped when ``problem`` is set)."""
@@ -92,7 +93,7 @@ class _Fit:
             batches.append(to_device(self.train.batch(step * cfg.grad_accum + a), self.device))
             counted.append(not self.train.stand_in)  # torchrun: a process without rows runs a stand-in
         autocast = lambda: torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16)  # noqa: E731
-        loss, tokens = step_gradients(self.model, self.unit, batches, counted, autocast)
+        loss, tokens = step_gradients(self.model, self.unit, batches, counted, autocast, self.window_parts)
         self.window_tokens += tokens
         norm = (
             torch.nn.utils.clip_grad_norm_(self.unit.parameters(), cfg.clip_norm) if cfg.clip_norm else None
@@ -143,9 +144,19 @@ class _Fit:
             if grad_norm is not None:
                 record["grad_norm"] = grad_norm
             record["epoch"] = self.train.position(step * cfg.grad_accum - 1)[0]
+            record.update(self.part_means())
             self.logger.log(step, "train", record)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
             self.window_tokens, self.window_start = 0, time.perf_counter()
+
+    def part_means(self) -> dict[str, float]:
+        """The window's ``PART/KEY`` training stats as means over every process (keys with a count), reset."""
+        keys = sorted(self.window_parts)
+        sums = [self.window_parts[k][0] for k in keys] + [self.window_parts[k][1] for k in keys]
+        if keys and ddp.active():
+            sums = ddp.sum_all(sums)
+        self.window_parts = {}
+        return {k: s / n for k, s, n in zip(keys, sums, sums[len(keys) :]) if n}
 
     def validate(self, step: int) -> None:
         """Evaluate, keep the best model, and decide on early stopping."""

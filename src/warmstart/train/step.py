@@ -16,6 +16,10 @@ token by the size of the micro-batch it fell in: 4 x 8 was 4.3% away from one ba
 DDP and FSDP average the processes' gradients, hence the factor ``processes``. Either way the result is the
 gradient of one batch holding every micro-batch of every process, within float rounding. A process's
 stand-in row (it has no rows of a micro-batch) weighs zero.
+
+A unit's training stats named ``PART/KEY`` (multitask: each member's ``NAME/loss``) are parts of the loss
+reported beside it: ``step_gradients`` adds their (sum, count) into ``parts``, which the fit loop logs as
+means over its log window. A unit reports the same such keys for every batch (processes add them up).
 """
 
 from __future__ import annotations
@@ -47,9 +51,22 @@ def global_counts(unit, batches: list[dict], counted: list[bool]) -> dict[str, f
     return dict(zip(keys, values))
 
 
-def step_gradients(model, unit, batches: list[dict], counted: list[bool], autocast=contextlib.nullcontext):
+def add_parts(parts: dict, stats: dict, mine: bool = True) -> None:
+    """Adds the ``PART/KEY`` stats of one micro-batch into ``parts`` ({key: [sum, count]}); a stand-in
+    micro-batch (``mine`` false) adds its keys with zeros, so every process holds the same keys."""
+    for key, (total, n) in stats.items():
+        if "/" in key:
+            acc = parts.setdefault(key, [0.0, 0.0])
+            acc[0] += float(total) if mine else 0.0
+            acc[1] += float(n) if mine else 0.0
+
+
+def step_gradients(
+    model, unit, batches: list[dict], counted: list[bool], autocast=contextlib.nullcontext, parts=None
+):
     """Backpropagate one step's micro-batches through ``model`` (``unit``, or its DDP/FSDP wrapper); returns
-    (the step's mean loss over every micro-batch and process, their tokens)."""
+    (the step's mean loss over every micro-batch and process, their tokens). ``parts`` (a dict) gathers the
+    micro-batches' ``PART/KEY`` stats (this process's; see the module docstring)."""
     norms = global_counts(unit, batches, counted) if hasattr(unit, "counts") else None
     count = total = 0.0
     tokens = 0
@@ -58,6 +75,8 @@ def step_gradients(model, unit, batches: list[dict], counted: list[bool], autoca
             with autocast():
                 loss, stats = model(batch) if norms is None else model(batch, norms=norms)
             weight = (1.0 if norms is not None else count_of(stats)) if mine else 0.0
+            if parts is not None:
+                add_parts(parts, stats, mine)
             (loss * (weight * ddp.world() if norms is not None else weight)).backward()
         count += weight
         total += float(loss.detach()) * weight
