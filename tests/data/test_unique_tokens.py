@@ -47,12 +47,14 @@ def test_pretraining_sees_exactly_the_first_windows_every_epoch(small_shards, tm
     """4 batches of 8 windows: N = 32 windows and 29 tokens, rounded down to the 32 windows (960 tokens)
     at the start of the split; 8 steps = 2 epochs, each over those 32 windows and no others, reshuffled."""
     windows, n = 4 * BATCH, 4 * BATCH * WIDTH + WIDTH - 1
-    events = []
+    events, validation = [], set()
     read = TokenShards.read
 
     def spy(self, start, length):
         if self.split == "train":
             events.append((int(start), int(length)))
+        else:
+            validation.add(int(start))
         return read(self, start, length)
 
     monkeypatch.setattr(TokenShards, "read", spy)
@@ -68,6 +70,8 @@ def test_pretraining_sees_exactly_the_first_windows_every_epoch(small_shards, tm
         assert len(reads) == windows and {length for _, length in reads} == {WIDTH}
         assert sorted(start for start, _ in reads) == [i * WIDTH for i in range(n // WIDTH)]  # each once
     assert epochs[0] != epochs[1]  # the same windows come back, in another order
+    whole = TokenShards.open(small_shards, "validation").num_tokens // WIDTH
+    assert validation == {i * WIDTH for i in range(whole)}  # validation: every window of the split
     acc = json.loads((tmp_path / "run" / "unique_tokens.json").read_text())
     assert acc == result["data"]
     assert (acc["examples"], acc["unique_tokens"], acc["repeats"]) == (windows, windows * WIDTH, 2.0)
