@@ -149,6 +149,16 @@ CASES = [
     case("pt-shards-dir-is-not-shards", "pretrain --shards {tok} --out {tmp}/r", "no token shards"),
     case("pt-shards-truncated", f"pretrain --shards {{tmp}}/s --out {{tmp}}/r {TINY}", "truncated",
          setup=copy("shards", "s", half, "train-00000.bin")),
+    # pretrain data.max_tokens: none, fewer than one window, fewer than one batch of windows
+    case("pt-max-tokens-zero", "pretrain --shards {shards} --out {tmp}/r data.max_tokens=0",
+         "data.max_tokens must be at least 1, got 0"),
+    case("pt-max-tokens-negative", "pretrain --shards {shards} --out {tmp}/r data.max_tokens=-5",
+         "data.max_tokens must be at least 1, got -5"),
+    case("pt-max-tokens-below-a-window", f"pretrain --shards {{shards}} --out {{tmp}}/r {TINY} "
+         "data.max_tokens=10", "data.max_tokens=10 is too few tokens", "fewer than one sequence of 64"),
+    case("pt-max-tokens-below-a-batch", f"pretrain --shards {{shards}} --out {{tmp}}/r {TINY} "
+         "data.max_tokens=200", "gives 3 training windows of 62 tokens, fewer than one batch of 4",
+         "data.max_tokens=248 or more"),
     # pretrain --init: damaged checkpoints, another family
     case("pt-init-truncated-safetensors", INIT, "model.safetensors is damaged", setup=model(damage=half),
          proc=True),

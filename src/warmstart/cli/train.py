@@ -53,6 +53,9 @@ def _pretrain(a):
     m = result["metrics"]
     # every validation metric of the objective (ELECTRA adds rtd_*, NSP/SOP sentence_*)
     print(f"done: step {result['step']}, validation " + ", ".join(f"{k} {v:.4g}" for k, v in m.items()))
+    if result.get("data"):  # data.max_tokens
+        d = result["data"]
+        print(f"data: {d['unique_tokens']:,} unique tokens, {d['repeats']:.3g} repeats")
     print(f"run directory: {result['run_dir']}")
 
 

@@ -29,6 +29,15 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import corpus_texts, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards, read_meta
+from warmstart.data.unique_tokens import (
+    account,
+    check_batch,
+    describe,
+    first_tokens,
+    read_account,
+    too_few,
+    write_account,
+)
 from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.paths import cache_dir, refuse_overlap
@@ -139,6 +148,8 @@ def pretrain(
         abandon(run_dir)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
     result["run_dir"] = str(run_dir)
+    if cfg.data.max_tokens is not None:
+        result["data"] = read_account(run_dir)  # unique tokens and repeats
     return result
 
 
@@ -148,8 +159,20 @@ def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, u
         shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
     train_shards = _check_shards(shards_dir, tokenizer)
     parts = sections(cfg, unit_cls)
-    windows, collate = unit_cls.data(train_shards, cfg.data.seq_len, tokenizer, *parts)
+    limit = cfg.data.max_tokens
+    limited, note = first_tokens(train_shards, limit)  # data.max_tokens: the first N tokens, repeated
+    try:
+        windows, collate = unit_cls.data(limited, cfg.data.seq_len, tokenizer, *parts)
+    except WarmstartError as exc:
+        raise exc if limit is None else too_few(limit, exc.problem) from None
     batch = cfg.train.batch_size * ddp.world()  # torchrun: the global batch; each process takes its rows
+    if limit is not None:
+        check_batch(windows, limit, batch)
+        steps = (cfg.train.steps, cfg.train.grad_accum)
+        acc = account(windows, limited, train_shards.num_tokens, limit, batch, *steps)
+        if ddp.is_main():
+            print("\n".join(filter(None, [note, describe(acc)])))
+            write_account(run_dir, acc)
     train = WindowBatches(windows, batch, cfg.train.seed, collate)
     val_shards = TokenShards.open(shards_dir, "validation")
     val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)

@@ -10,6 +10,7 @@ from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.data.shard_writer import prepare_shards
+from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_overlap
 
 SPLITS = ("train", "validation", "test")
@@ -38,6 +39,18 @@ class DataConfig:
         None, "held-out validation fraction (default 0.02; 0.1 holds out a labeled set's texts: data show)"
     )
     test_fraction: float | None = opt(None, "held-out test fraction (default 0.01)")
+    max_tokens: int | None = opt(
+        None,
+        "pretrain on the first N tokens of the train split only (whole packed windows), repeated to fill "
+        "the steps; validation stays the whole split",
+    )
+
+    def __post_init__(self):
+        if self.max_tokens is not None and self.max_tokens <= 0:
+            raise WarmstartError(
+                f"data.max_tokens must be at least 1, got {self.max_tokens}",
+                "use e.g. data.max_tokens=1000000, or leave it out to train on every token",
+            )
 
 
 def options(cfg: DataConfig) -> DataOptions:

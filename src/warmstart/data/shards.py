@@ -18,6 +18,7 @@ read) in the process's resident set, which then grows toward the shards' size ov
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import weakref
@@ -132,6 +133,19 @@ class TokenShards:
     @property
     def num_shards(self) -> int:
         return len(self._fds)
+
+    def head(self, n: int) -> TokenShards:
+        """The first ``n`` tokens of the split as a split of their own (``data.max_tokens``): reads past them
+        are refused, and its documents are those that start before token ``n`` (the last one cut there).
+        ``n`` at or above the split's size: the whole split."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, got {n}")
+        view = copy.copy(self)
+        view._whole = self  # the view reads through this object's open files: keep them open
+        view.num_tokens = min(int(n), self.num_tokens)
+        view.num_docs = int(np.searchsorted(self.doc_offsets, view.num_tokens, side="left"))
+        view.doc_offsets = self.doc_offsets[: view.num_docs]
+        return view
 
     def read(self, start: int, length: int) -> np.ndarray:
         """Tokens [start, start + length) of the split as int64, across shard-file boundaries."""
