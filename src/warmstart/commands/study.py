@@ -119,6 +119,25 @@ def _cost(cell: Cell, plans: dict, sizes: dict, arms: dict[str, Arm]) -> float:
     return 500 + plan["steps"] * plan["batch_size"] + (evals * sizes["validation"] + sizes["test"]) / 3
 
 
+def _plans(spec: StudySpec, cfg, records: dict, arms: dict[str, Arm]) -> dict:
+    """Steps and evaluation interval per (fraction, seed, arm epochs; 0 = the study's)."""
+    plans = {}
+    for fraction in spec.fractions:
+        for seed in spec.seeds_at(fraction):
+            n = len(nested_subset(records["train"], fraction, seed))
+            for epochs in {a.epochs or 0 for a in arms.values()}:
+                plan = schedule(
+                    n,
+                    cfg.train.batch_size,
+                    cfg.evals_per_epoch,
+                    epochs or spec.epochs,
+                    spec.min_steps,
+                    spec.max_evals,
+                )
+                plans[fraction, seed, epochs] = {**plan, "batch_size": cfg.train.batch_size}
+    return plans
+
+
 def run_study(
     spec: StudySpec,
     out: str | Path,
@@ -147,20 +166,7 @@ def run_study(
         save_spec(out, spec)
 
     arms = {a.name: a for a in study_arms(spec)}
-    plans = {}
-    for fraction in spec.fractions:
-        for seed in spec.seeds_at(fraction):
-            n = len(nested_subset(records["train"], fraction, seed))
-            for epochs in {a.epochs or 0 for a in arms.values()}:
-                plan = schedule(
-                    n,
-                    cfg.train.batch_size,
-                    cfg.evals_per_epoch,
-                    epochs or spec.epochs,
-                    spec.min_steps,
-                    spec.max_evals,
-                )
-                plans[fraction, seed, epochs] = {**plan, "batch_size": cfg.train.batch_size}
+    plans = _plans(spec, cfg, records, arms)
     cells = [Cell(m, f, s) for f in spec.fractions for s in spec.seeds_at(f) for m in (baseline, *arms)]
     costs = {c: round(_cost(c, plans, dataset["sizes"], arms)) for c in cells}
     results = {c: read_cell(c.path(out)) for c in cells}
