@@ -199,6 +199,7 @@ def plot(rows: list[dict], path: Path, a) -> None:
     for r in arms:
         where = (r["unique_tokens"], r["validation_loss"])
         left.annotate(f"{r['repeats']:.3g} repeats", where, (4, 6), textcoords="offset points", fontsize=8)
+    left.margins(x=0.1, y=0.12)  # room for the labels
     left.set_ylabel("masked-LM loss (nats per masked token)")
     med = [statistics.median(r["pos"]) for r in arms]
     err = [[m - min(r["pos"]) for m, r in zip(med, arms)], [max(r["pos"]) - m for m, r in zip(med, arms)]]
