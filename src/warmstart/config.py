@@ -153,6 +153,8 @@ def close_keys(key: str, valid: list[str]) -> list[str]:
         same = [k for k in valid if k.rpartition(".")[2] == leaf]
         if same:
             break
+    if same and typed in HF_NAMES and any(k.startswith("train.") for k in same):
+        same = [k for k in same if k.startswith("train.")]  # a transformers name means its training argument
     if same:  # the typed section first, then train.* (transformers' names are training arguments)
         same.sort(key=lambda k: (k.rpartition(".")[0] != section, not k.startswith("train."), len(k)))
         return same[:3]

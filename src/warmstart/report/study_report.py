@@ -147,7 +147,7 @@ def study_page(d: Path, out: Path) -> Page:
     if note:
         page.text(note)
     page.heading("Final table")
-    names = [k for k in study["table"][0] if k not in ("model", "fraction", "train_examples", "seeds")]
+    names = [k for k, v in study["table"][0].items() if isinstance(v, dict) and "median" in v]  # metrics
     header = ["model", "fraction", "train examples"]
     for n in names:
         header += [f"median {n}", f"min {n}", f"max {n}"]
