@@ -162,3 +162,30 @@ def test_an_xlnet_with_only_spiece_model_imports(tmp_path):
     with torch.no_grad():
         theirs = hf.transformer(input_ids=x, token_type_ids=torch.tensor(types)).last_hidden_state
         assert (model.eval()(x, None, torch.tensor(types)) - theirs).abs().max() < TOL
+
+
+def test_fill_mask_reads_the_query_stream_as_transformers_does(xlnet_pretrained, tmp_path, capsys):
+    """`fill-mask` on a permutation-LM run: each mask predicted through its query stream with every mask
+    hidden from every position; equal to XLNetLMHeadModel given the same perm_mask and target_mapping."""
+    from warmstart.checkpoints.fill_mask import FillMask
+
+    tok = Tokenizer.load(xlnet_pretrained / "final")
+    mask = tok.roles["mask_token"]
+    text = f"the film is {mask} and the plot is {mask} ."
+    result = FillMask(str(xlnet_pretrained)).fill(text, top_k=4)
+    lm = transformers.XLNetLMHeadModel.from_pretrained(export_hf(xlnet_pretrained, tmp_path / "hf")).eval()
+    (ids,), _ = tok.encode_pairs([text], None, 64)
+    where = [i for i, t in enumerate(ids) if t == tok.mask_id]
+    perm_mask = torch.zeros(1, len(ids), len(ids))
+    perm_mask[0, :, where] = 1
+    target_mapping = torch.zeros(1, 2, len(ids))
+    target_mapping[0, [0, 1], where] = 1
+    with torch.no_grad():
+        logits = lm(torch.tensor([ids]), perm_mask=perm_mask, target_mapping=target_mapping).logits[0]
+    for row, masked in zip(logits.softmax(-1), result["masks"]):
+        scores, best = row.topk(4)
+        assert [m["token"] for m in masked] == [tok.id_to_token(int(i)) for i in best]
+        assert [m["score"] for m in masked] == pytest.approx(scores.tolist(), abs=2e-5)
+    code, out, err = run(capsys, "fill-mask", xlnet_pretrained, text, "--json", "--top-k", "2")
+    assert code == 0, err
+    assert json.loads(out)["masks"] == [m[:2] for m in result["masks"]]

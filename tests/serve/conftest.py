@@ -67,6 +67,14 @@ def gpt2_run(bpe_shards, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def xlnet_runs(unigram_shards, rt_small, tmp_path_factory):
+    """A tiny XLNet (permutation LM) and a classifier finetuned from it on 240 real review snippets."""
+    root = tmp_path_factory.mktemp("serve")
+    init = pretrain_tiny("xlnet", unigram_shards, root / "xlnet")
+    return init, finetune(init, "classification", rt_small, root / "xlnet-cls", "task.max_length=48")
+
+
+@pytest.fixture(scope="session")
 def t5_text_run(unigram_shards, tmp_path_factory):
     """A tiny T5 finetuned (text_to_text) on 40 real news articles -> their headlines."""
     from warmstart.data.catalog import open_dataset

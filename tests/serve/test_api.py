@@ -67,6 +67,20 @@ def test_fill_mask_ranks_the_vocabulary(api, tiny_pretrained):
     assert refused.status_code == 400 and "has no [MASK]" in refused.json()["error"]
 
 
+def test_xlnet_fills_masks_and_classifies(api, xlnet_runs):
+    from warmstart.checkpoints.fill_mask import FillMask
+
+    pretrained, classifier = xlnet_runs
+    client = api(pretrained)
+    mask = client.get("/api/info").json()["mask_token"]
+    text = f"The {mask} is a city in {mask}."
+    answer = client.post("/api/predict", json={"text": text, "top_k": 3}).json()
+    assert answer == FillMask(str(pretrained)).fill(text, 3) and len(answer["masks"]) == 2
+    review = "A warm, funny and beautifully acted film."
+    scored = api(classifier).post("/api/predict", json={"text": review}).json()
+    assert scored == predicted(classifier, {"text": review}) and scored["label"] in ("fresh", "rotten")
+
+
 def sse(text: str) -> list[tuple[str, dict]]:
     events = []
     for block in text.strip().split("\n\n"):

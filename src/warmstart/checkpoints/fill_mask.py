@@ -5,6 +5,8 @@ masks). ``FillMask(run, random_init=True)`` gives the run's random twin (same ar
 head shape, untrained weights): the baseline a cloze probe compares against. ``head_untrained`` says when a
 run's own head was never trained (an import that started it fresh). A run pretrained with DeBERTa's
 enhanced mask decoder (``mlm.emd``, recorded in its run card) is read through the decoder, as it trained.
+An XLNet run (permutation LM, ``plm``) predicts each mask through its query stream, the masks hidden from
+every position (``perm_mask``): each mask from the text around it, as a target placed last in the order.
 """
 
 from __future__ import annotations
@@ -20,10 +22,28 @@ from warmstart.objectives.mlm import MaskedLM, MLMHead
 from warmstart.registry import OBJECTIVES
 from warmstart.train.loop import pick_device
 
+XLNET_LENGTH = 512  # the length XLNet pretrained at
+
 
 def has_mlm_head(objective: str | None) -> bool:
     """Whether runs of ``objective`` keep an MLM head as ``head.*`` (MaskedLM and its subclasses NSP, SOP)."""
     return objective in OBJECTIVES and issubclass(OBJECTIVES[objective], MaskedLM)
+
+
+def fills_masks(objective: str | None) -> bool:
+    """Whether a run pretrained with ``objective`` can guess a masked token: an MLM head, or XLNet's
+    permutation LM (its output layer read through the query stream)."""
+    return has_mlm_head(objective) or objective == "plm"
+
+
+def query_inputs(n: int, where: list[int], device) -> dict:
+    """XLNet's ``perm_mask`` (1, n, n) hiding the masked positions from every position, and
+    ``target_mapping`` (1, len(where), n) picking their query streams."""
+    perm_mask = torch.zeros(1, n, n, device=device)
+    perm_mask[0, :, where] = 1.0
+    target_mapping = torch.zeros(1, len(where), n, device=device)
+    target_mapping[0, torch.arange(len(where)), where] = 1.0
+    return {"perm_mask": perm_mask, "target_mapping": target_mapping}
 
 
 def untrained(head: MLMHead) -> bool:
@@ -40,24 +60,29 @@ class FillMask:
         encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
         card = RunCard.read(config_json)
         objective = card.objective
-        self.emd_passes = (card.sections.get("emd") or {}).get(
-            "passes"
-        )  # the head reads the decoder's states
-        if not has_mlm_head(objective) or self.tokenizer.mask_id is None:
+        emd = card.sections.get("emd") or {}
+        self.emd_passes = emd.get("passes")  # the head reads the decoder's states
+        if not fills_masks(objective) or self.tokenizer.mask_id is None:
             raise WarmstartError(
                 f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",
-                "use a run pretrained with mlm, mlm+nsp or mlm+sop (`warmstart pretrain --objective mlm`)",
+                "use a run pretrained with mlm, mlm+nsp, mlm+sop or plm (`pretrain --objective mlm`)",
             )
         c = encoder.config
-        head = MLMHead(c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings)
-        if not random_init:
+        self.permuted = objective == "plm"
+        head = (
+            None
+            if self.permuted
+            else MLMHead(c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings)
+        )
+        if head is not None and not random_init:
             state = load_file(str(resolve_checkpoint(run) / "model.safetensors"))
             head.load_state_dict({k[len("head.") :]: v for k, v in state.items() if k.startswith("head.")})
-        self.head_untrained = not random_init and untrained(head)
+        self.head_untrained = head is not None and not random_init and untrained(head)
         self.device = pick_device(device)
-        self.encoder, self.head = encoder.eval().to(self.device), head.eval().to(self.device)
+        self.encoder = encoder.eval().to(self.device)
+        self.head = encoder.lm_logits if head is None else head.eval().to(self.device)
         self.mask_token = self.tokenizer.roles["mask_token"]
-        self.max_length = c.max_position_embeddings
+        self.max_length = getattr(c, "max_length", XLNET_LENGTH)  # XLNet's positions are relative
 
     @torch.no_grad()
     def probabilities(self, text: str) -> tuple[list[int], torch.Tensor]:
@@ -70,6 +95,11 @@ class FillMask:
                 f"put {self.mask_token} where a word should be guessed",
             )
         tensor = lambda x: torch.tensor([x], device=self.device)  # noqa: E731
+        if self.permuted:  # XLNet: each mask's query stream, no position seeing any mask
+            stream = self.encoder.streams(
+                tensor(ids), None, tensor(types), **query_inputs(len(ids), where, self.device)
+            )
+            return where, self.head(stream.query[0]).float().softmax(-1)
         if self.emd_passes:  # pretrained with the enhanced mask decoder: its head reads the decoder's states
             hidden, _ = emd_states(self.encoder, {"input_ids": tensor(ids), "token_type_ids": tensor(types)},
                                    self.emd_passes)  # fmt: skip
