@@ -9,6 +9,7 @@ import functools
 import pytest
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file
 
 from tests.helpers.runs import assert_resumes_exactly, validation_records
 from warmstart.commands.pretrain import pretrain
@@ -121,6 +122,16 @@ def test_the_loss_equals_a_dense_reference_and_transformers():
             model.lm_logits(q).flatten(0, 1), batch["labels"].flatten(), ignore_index=IGNORE
         )
     assert abs(float(loss) - float(dense)) < 1e-5 and abs(float(fused) - float(dense)) < 1e-4
+    unit.train()
+    unit(batch)[0].backward()
+    fused_grad = model.lm_bias.grad.clone()
+    model.lm_bias.grad = None
+    q = model.streams(batch["input_ids"], None, perm_mask=batch["perm_mask"],
+                      target_mapping=batch["target_mapping"]).query  # fmt: skip
+    F.cross_entropy(
+        model.lm_logits(q).flatten(0, 1), batch["labels"].flatten(), ignore_index=IGNORE
+    ).backward()
+    assert fused_grad.abs().max() > 0 and torch.allclose(fused_grad, model.lm_bias.grad, atol=1e-6)
     assert stats["loss"][1] == int((batch["labels"] != IGNORE).sum())
     transformers = pytest.importorskip("transformers")
     from warmstart.hub.families import FAMILIES, config_to_hf
@@ -132,6 +143,7 @@ def test_the_loss_equals_a_dense_reference_and_transformers():
     ).eval()
     missing, unexpected = hf.load_state_dict(to_hf_state(fam, model.config, unit.state_dict()), strict=False)
     assert not unexpected and set(missing) <= {"lm_loss.weight"}
+    assert sum(p.numel() for p in unit.parameters()) == sum(p.numel() for p in hf.parameters())  # bias trains
     with torch.no_grad():
         ref = hf(**{k: batch[k] for k in ("input_ids", "perm_mask", "target_mapping", "labels")}).loss
     assert abs(float(ref) - float(dense)) < 1e-4
@@ -153,5 +165,8 @@ def test_pretraining_lowers_the_loss_and_resumes_exactly(small_shards, tmp_path)
     evals = validation_records(tmp_path / "full")
     assert evals[0]["step"] == 0 and evals[-1]["step"] == 16
     assert evals[-1]["perplexity"] < 0.8 * evals[0]["perplexity"], (evals[0], evals[-1])
+    assert (
+        load_file(str(tmp_path / "full" / "final" / "model.safetensors"))["encoder.lm_bias"].abs().max() > 0
+    )
     args = functools.partial(run_args, small_shards)
     assert_resumes_exactly(args, tmp_path / "full", tmp_path / "cut", stop=12, steps=16)

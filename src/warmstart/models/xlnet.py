@@ -14,8 +14,9 @@ Differences from transformers, none in eval mode: dropout on the relative positi
 for the batch (transformers one per row: a batch-sized copy of the encodings and of their projection); the
 query stream attends only at the targets' positions (transformers: at every position, then picks them), so
 ``target_mapping`` rows must be one-hot or zero, one target per position (what the objective writes). The
-output bias (transformers' lm_loss.bias, a parameter there) is a buffer: the fused training loss takes it
-as a constant, and the model's parameters stay those of transformers' XLNetModel.
+output bias (transformers' lm_loss.bias) is a buffer here, so the model's parameters stay those of
+transformers' XLNetModel; the permutation LM (objectives/plm.py) makes it a parameter and trains it, as
+XLNetLMHeadModel does.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ class XLNetModel(nn.Module):
         self.embeddings = Embeddings(c.vocab_size, c.d_model)
         self.layers = nn.ModuleList(XLNetLayer(c) for _ in range(c.n_layer))
         self.drop = Dropout(c.dropout)
-        # transformers' lm_loss.bias, a buffer as BART's final_logits_bias (see the module docstring)
+        # transformers' lm_loss.bias: an encoder buffer, trained by the permutation LM (module docstring)
         self.register_buffer("lm_bias", torch.zeros(c.vocab_size), persistent=True)
         self.pooler = nn.Linear(c.d_model, c.d_model) if c.pooler else None
         init_weights(self, c.initializer_range)

@@ -102,8 +102,8 @@ class PLMCollator:
 
 
 class PermutationLM(Objective):
-    """Training unit: XLNet and its tied output layer. ``forward(batch) -> (loss, stats)``: cross-entropy
-    of each target's query stream against its token."""
+    """Training unit: XLNet and its tied output layer with a trained bias (transformers' XLNetLMHeadModel).
+    ``forward(batch) -> (loss, stats)``: cross-entropy of each target's query stream against its token."""
 
     sections = {"plm": PLMConfig}
     families = ("xlnet",)
@@ -116,6 +116,10 @@ class PermutationLM(Objective):
     def __init__(self, model: nn.Module, cfg: PLMConfig):
         super().__init__()
         self.encoder, self.cfg = model, cfg  # "encoder.", as in every task unit: a finetune reads it alike
+        if not isinstance(model.lm_bias, nn.Parameter):  # the output bias trains, as XLNetLMHeadModel's
+            bias = model.lm_bias  # lm_loss.bias; the same state key, so a finetune reads it as a buffer
+            del model.lm_bias
+            model.lm_bias = nn.Parameter(bias)
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         out = self.encoder.streams(
