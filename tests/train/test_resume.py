@@ -51,3 +51,21 @@ def test_keeps_last_k_checkpoints_and_the_best(small_shards, tmp_path):
     val = [r for r in val if r["split"] == "validation" and r["step"] > 0]
     assert best["value"] == min(r["loss"] for r in val)
     assert (tmp_path / "run" / "tb").is_dir() and any((tmp_path / "run" / "tb").iterdir())
+
+
+def test_optimizer_state_of_other_parameters_is_one_clear_error():
+    """A checkpoint whose optimizer trained other parameters (an older version, other settings) is refused
+    with a line naming --init, not a traceback from torch."""
+    import torch
+
+    from warmstart.errors import WarmstartError
+    from warmstart.train.checkpoint import load_optimizer_state, optimizer_state
+
+    a, b, bias = (torch.nn.Parameter(torch.randn(3)) for _ in range(3))
+    old = torch.optim.AdamW([a, b])
+    (a.sum() + b.sum()).backward()
+    old.step()
+    tensors, meta = optimizer_state(old)
+    with pytest.raises(WarmstartError, match="--init instead of --resume"):
+        load_optimizer_state(torch.optim.AdamW([a, b, bias]), tensors, meta)
+    load_optimizer_state(torch.optim.AdamW([a, b]), tensors, meta)  # the same parameters still load

@@ -142,7 +142,14 @@ def load_optimizer_state(opt: torch.optim.Optimizer, tensors: dict, meta: dict, 
     current = [{k: g[k] for k in IMPLEMENTATION if k in g} for g in opt.param_groups]
     groups = [{**g, **mine} for g, mine in zip(meta["param_groups"], current)]
     groups += meta["param_groups"][len(current) :]  # a count mismatch is refused by the optimizer itself
-    dist_state.load_optimizer_state(unit, opt, {"state": state, "param_groups": groups})
+    try:
+        dist_state.load_optimizer_state(unit, opt, {"state": state, "param_groups": groups})
+    except ValueError as err:  # torch: the groups' counts or sizes differ from the model's parameters
+        raise WarmstartError(
+            f"the checkpoint's optimizer state does not fit this model's trainable parameters ({err})",
+            "it was written by a version (or settings) that trained other parameters: start a new run from "
+            "it with --init instead of --resume",
+        ) from None
 
 
 def rng_state() -> tuple[dict, dict]:
