@@ -1,16 +1,18 @@
-"""warmstart against transformers, side by side in one process: training, finetuning, inference, generation.
+"""warmstart against transformers, side by side: training, finetuning, inference, generation.
 
 Every row runs the same shape, batch, sequence length, real token ids and objective semantics on both sides;
-trials alternate between the two so that machine noise hits both, and the median of each side's trials is
+each side runs in a fresh process of its own, one after the other (``--in-process``: every row and both sides
+in this one, the trials alternating between the sides), and the median of each side's trials is
 reported with the ratio, and, for a row run in both precisions, warmstart's rate over transformers' faster
 precision of that row ("vs its faster mode": what a user compares). The same run measures the machine's matmul
 peak (fp32 and bf16) and prints, for warmstart, the model FLOPs per token (see throughput_rows.py for how they
 are counted), the fraction of the peak achieved, and the ratio at peak: what warmstart's ratio would be if its
 FLOPs ran at the matmul peak (peak / (transformers' rate x warmstart's FLOPs per unit)), the ceiling of any
 target. With ``--memory`` (default on) each side of each row also runs once in a fresh process that reports
-its peak resident memory (VmHWM). Each row runs in a fresh process of its own (``--in-process`` runs them all
-in this one), so no row inherits the allocator and thread-pool state the rows before it left. Prints a
-Markdown table and one JSON line per row.
+its peak resident memory (VmHWM). Separate processes keep a row from inheriting the allocator and
+thread-pool state the rows before it left, and give each side the allocator settings its users get:
+warmstart's training loop keeps freed memory (train/malloc.py), transformers runs with glibc's defaults.
+Prints a Markdown table and one JSON line per row.
 
     python benchmarks/throughput.py                       # every CPU row (about 20 min on 2 cores)
     python benchmarks/throughput.py --rows mlm clm --steps 5
@@ -34,6 +36,8 @@ import throughput_plm as plm
 import throughput_rows as pre
 import throughput_tasks as tasks
 import torch
+
+from warmstart.train.malloc import keep_freed_memory
 
 # name -> (builder, default precisions on the CPU, target ratio)
 ROWS = {
@@ -90,6 +94,8 @@ def peak_rss_mb() -> float:
 
 def memory_probe(name: str, side: str, precision: str, device: str) -> None:
     """Child process: build one side of one row, run two steps, print its peak RSS (MB) as JSON."""
+    if side == "warmstart":
+        keep_freed_memory()  # as its training loop does
     row = ROWS[name][0](torch.device(device))
     step = row.sides[side]()
     rate(row, step, 1, 1, precision == "bf16", lambda: None)
@@ -106,41 +112,60 @@ def measure_memory(name: str, precision: str, device: str) -> dict:
     return out
 
 
-def run_row(name: str, a, device: torch.device, peaks: dict) -> list[dict]:
+def side_rates(name: str, a, device: torch.device, sides) -> list[dict]:
+    """Per precision: the row's description and each of ``sides``' rates over ``a.trials`` trials, the sides
+    alternating. warmstart's side keeps freed memory as its training loop does (train/malloc.py)."""
     build, default_precisions, target = ROWS[name]
     cuda = device.type == "cuda"
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+    if sides == ("warmstart",):
+        keep_freed_memory()  # what `warmstart pretrain` and `finetune` do (train.reuse_memory)
     row = build(device)
-    results = []
+    parts = []
     for precision in a.precision or default_precisions:
         bf16 = precision == "bf16"
-        steps = {side: make() for side, make in row.sides.items()}
+        steps = {side: make() for side, make in row.sides.items() if side in sides}
         rates: dict[str, list[float]] = {side: [] for side in steps}
         for _ in range(a.trials):
             for side, step in steps.items():
                 rates[side].append(rate(row, step, a.steps, a.warmup, bf16, sync))
         del steps
-        ws, hf = (statistics.median(rates[s]) for s in ("warmstart", "transformers"))
         flops = row.flops_per_step["warmstart"] / row.tokens_per_step if row.flops_per_step else None
-        result = {
-            "row": row.name,
-            "shape": row.shape,
-            "precision": precision,
-            "counts": row.counts,
-            "warmstart_per_s": round(ws, 1),
-            "transformers_per_s": round(hf, 1),
-            "ratio": round(ws / hf, 2),
-            "target": target,
-            "warmstart_gflop_per_unit": round(flops / 1e9, 4) if flops else None,
-            "warmstart_peak_fraction": round(ws * flops / peaks[precision], 4) if flops else None,
-            # the ratio warmstart would reach running its FLOPs at the matmul peak: no target above it is
-            # reachable without doing less work
-            "ceiling_ratio": round(peaks[precision] / (hf * flops), 2) if flops else None,
-        }
-        if a.memory and not cuda:
-            result["peak_rss_mb"] = measure_memory(name, precision, a.device)
-        print(json.dumps(result), flush=True)
-        results.append(result)
+        meta = {"row": row.name, "shape": row.shape, "precision": precision, "counts": row.counts}
+        parts.append({**meta, "target": target, "flops_per_unit": flops, "rates": rates})
+    return parts
+
+
+def summary(part: dict, ws: float, hf: float, peaks: dict) -> dict:
+    flops, precision = part["flops_per_unit"], part["precision"]
+    return {
+        **{k: part[k] for k in ("row", "shape", "precision", "counts")},
+        "warmstart_per_s": round(ws, 1),
+        "transformers_per_s": round(hf, 1),
+        "ratio": round(ws / hf, 2),
+        "target": part["target"],
+        "warmstart_gflop_per_unit": round(flops / 1e9, 4) if flops else None,
+        "warmstart_peak_fraction": round(ws * flops / peaks[precision], 4) if flops else None,
+        # the ratio warmstart would reach running its FLOPs at the matmul peak: no target above it is
+        # reachable without doing less work
+        "ceiling_ratio": round(peaks[precision] / (hf * flops), 2) if flops else None,
+    }
+
+
+def finish(name: str, a, part: dict, ws: float, hf: float, peaks: dict) -> dict:
+    result = summary(part, ws, hf, peaks)
+    if a.memory and a.device == "cpu":
+        result["peak_rss_mb"] = measure_memory(name, part["precision"], a.device)
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def run_row(name: str, a, device: torch.device, peaks: dict) -> list[dict]:
+    """Both sides in this process (``--in-process``)."""
+    results = []
+    for part in side_rates(name, a, device, ("warmstart", "transformers")):
+        ws, hf = (statistics.median(part["rates"][s]) for s in ("warmstart", "transformers"))
+        results.append(finish(name, a, part, ws, hf, peaks))
     return results
 
 
@@ -183,28 +208,29 @@ def table(results: list[dict], peaks: dict, where: str) -> str:
 
 
 def row_in_own_process(name: str, a, peaks: dict) -> list[dict]:
-    """Run one row in a fresh Python process and return its results. In one long process a row inherited
-    the state the rows before it left (allocator, thread pools): transformers' small causal-LM rate moved by
-    20% with the rows run before it, warmstart's by 3%."""
-    cmd = [sys.executable, __file__, "--rows", name, "--device", a.device, "--steps", str(a.steps)]
-    cmd += [
-        "--warmup",
-        str(a.warmup),
-        "--trials",
-        str(a.trials),
-        "--peaks",
-        str(peaks["fp32"]),
-        str(peaks["bf16"]),
-    ]
-    cmd += ["--precision", *a.precision] if a.precision else []
-    cmd += [] if a.memory else ["--no-memory"]
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"row"')]
-    for r in rows:
-        print(json.dumps(r), flush=True)
-    if done.returncode != 0:
-        print(f"row {name} failed (exit {done.returncode}); its output is above", file=sys.stderr)
-    return rows
+    """Run one row with each side in a fresh Python process of its own (warmstart's first), and return its
+    results. In one long process a row inherited the state the rows before it left (allocator, thread pools):
+    transformers' small causal-LM rate moved by 20% with the rows run before it; and warmstart's training
+    loop sets the process's malloc thresholds (train/malloc.py), which transformers, run as its users run
+    it, does not get."""
+    parts = {}
+    for side in ("warmstart", "transformers"):
+        cmd = [sys.executable, __file__, "--rows", name, "--device", a.device, "--steps", str(a.steps)]
+        cmd += ["--warmup", str(a.warmup), "--trials", str(a.trials), "--side", side]
+        cmd += ["--precision", *a.precision] if a.precision else []
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            print(f"row {name} ({side}) failed (exit {done.returncode})", file=sys.stderr)
+            return []
+        for line in done.stdout.splitlines():
+            if line.startswith('{"row"'):
+                part = json.loads(line)
+                parts.setdefault(part["precision"], part)["rates"].update(part["rates"])
+    results = []
+    for part in parts.values():
+        ws, hf = (statistics.median(part["rates"][s]) for s in ("warmstart", "transformers"))
+        results.append(finish(name, a, part, ws, hf, peaks))
+    return results
 
 
 def main() -> None:
@@ -222,17 +248,17 @@ def main() -> None:
         help="run all rows in this process (default: each its own)",
     )
     p.add_argument("--memory-probe", nargs=3, metavar=("ROW", "SIDE", "PRECISION"), help=argparse.SUPPRESS)
-    p.add_argument("--peaks", nargs=2, type=float, metavar=("FP32", "BF16"), help=argparse.SUPPRESS)
+    p.add_argument("--side", choices=["warmstart", "transformers"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.memory_probe:
         memory_probe(*a.memory_probe, a.device)
         return
     device = torch.device(a.device)
     torch.manual_seed(0)
-    if a.peaks:  # a row's own process, started by the parent run below
-        peaks = dict(zip(("fp32", "bf16"), a.peaks))
+    if a.side:  # one side of a row in its own process, started by the parent run below
         for name in a.rows:
-            run_row(name, a, device, peaks)
+            for part in side_rates(name, a, device, (a.side,)):
+                print(json.dumps(part), flush=True)
         return
     peaks = {"fp32": peak_flops(torch.float32, device), "bf16": peak_flops(torch.bfloat16, device)}
     if device.type == "cuda":

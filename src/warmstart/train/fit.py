@@ -19,6 +19,7 @@ from warmstart.train.checkpoint import Checkpointer, step_dirs
 from warmstart.train.guards import StepGuard
 from warmstart.train.logging import RunLogger, progress
 from warmstart.train.loop import TrainConfig, evaluate, pick_device, to_device
+from warmstart.train.malloc import keep_freed_memory
 from warmstart.train.optim import adamw
 from warmstart.train.schedule import lr_multiplier
 from warmstart.train.signals import StopRequest
@@ -241,6 +242,8 @@ def fit(
     """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
     ``hooks``: callbacks (train/callbacks.py: on_step, on_evaluate, on_save; StopTraining ends the run).
     ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``)."""
+    if cfg.reuse_memory:
+        keep_freed_memory()
     run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales, hooks)
     latest = run.restore(resume)
     run.open_outputs(resume, latest, desc)

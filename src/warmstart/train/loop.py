@@ -50,6 +50,9 @@ class TrainConfig:
     log_every: int = opt(10, "log training loss every N steps")
     seed: int = opt(0, "seed for initialisation, data order, masks and dropout")
     device: str = opt("auto", "cpu, cuda, cuda:N or auto")
+    reuse_memory: bool = opt(
+        True, "keep freed memory in the process (glibc malloc thresholds): fewer page faults per CPU step"
+    )
     eval_at_start: bool = opt(True, "evaluate once before the first step (the curve's starting point)")
     progress: bool = opt(True, "show the progress bar")
     early_stopping: int = opt(0, "stop after N evaluations without improvement of the best metric (0 = off)")
