@@ -71,14 +71,44 @@ def snapshot(root):
     return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*") if p.is_file()}
 
 
-def test_another_config_on_a_study_dir_is_refused(study_dir, capsys):
+@pytest.mark.parametrize("change", [("--seeds", "2,3"), ("--epochs", "2")])  # a seed dropped; another run
+def test_another_config_on_a_study_dir_is_refused(study_dir, capsys, change):
     before = snapshot(study_dir)
     run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
     args = study_args(run_dir, study_dir)
-    args[args.index("--seeds") + 1] = "1,2,3"
+    flag, value = change
+    if flag in args:
+        args[args.index(flag) + 1] = value
+    else:
+        args += [flag, value]
     code, _, err = run(capsys, *args)
-    assert_one_line_error(code, err, "another config", "seeds", "--overwrite")
+    assert_one_line_error(code, err, "another config", flag.strip("-"), "--overwrite")
     assert snapshot(study_dir) == before
+
+
+def test_more_seeds_extend_a_finished_study(study_dir, tmp_path, monkeypatch, capsys):
+    """A third seed adds its cells; the finished ones are kept as they are, not run again."""
+    copy = tmp_path / "study"
+    shutil.copytree(study_dir, copy)
+    before = {p: p.stat().st_mtime_ns for p in cells(copy)}
+    calls = []
+    real = warmstart.commands.study.finetune
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("flags") or args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warmstart.commands.study, "finetune", counting)
+    run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
+    args = study_args(run_dir, copy)
+    args[args.index("--seeds") + 1] = "1,2,3"
+    assert main(args) == 0
+    assert sorted(c["data"]["subset_seed"] for c in calls) == [3, 3, 3, 3]  # 2 models x 2 fractions
+    after = {p: p.stat().st_mtime_ns for p in cells(copy)}
+    assert len(after) == 18 and all(after[p] == t for p, t in before.items())
+    study = json.loads((copy / "study.json").read_text())
+    assert all(len(row["accuracy"]["values"]) == 3 for row in study["table"])
+    assert "extending" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,8 @@ def run_study(
     state = check_study_dir(out, spec, overwrite)
     if state == "replace":
         shutil.rmtree(out)
+    if state == "extend":
+        print(f"extending {out}: more seeds or fractions; its finished cells are kept", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     if state != "resume":
         save_spec(out, spec)

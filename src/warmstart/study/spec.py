@@ -135,8 +135,24 @@ def _differences(old: dict, new: dict) -> list[str]:
     return [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in new if old.get(k) != new.get(k)]
 
 
+GROWS = ("seeds", "full_seeds", "fractions")  # settings a finished study can be extended in
+
+
+def _cells(d: dict) -> set:
+    """(fraction, seed) of every finetuning cell a study's settings ask for."""
+    at_one = d["full_seeds"] if d.get("full_seeds") is not None else d["seeds"]
+    return {(f, s) for f in d["fractions"] for s in (at_one if f == 1 else d["seeds"])}
+
+
+def _extends(old: dict, new: dict) -> bool:
+    """Whether ``new`` differs from ``old`` only by more seeds or fractions, keeping every old cell."""
+    keys = {k for k in new if old.get(k) != new.get(k)}
+    return bool(keys) and keys <= set(GROWS) and _cells(old) <= _cells(new)
+
+
 def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
-    """'new', 'resume' or 'replace' for study directory ``out``; refuses a mismatch before any write."""
+    """'new', 'resume', 'extend' (more seeds or fractions: the finished cells are kept) or 'replace' for
+    study directory ``out``; refuses a mismatch before any write."""
     check_writable(out)
     if out.exists() and not out.is_dir():
         raise WarmstartError(f"{out} exists and is not a directory", "choose another --out")
@@ -152,6 +168,8 @@ def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
     before = {"full_seeds": None, "max_evals": 20, "stability": False, "long_epochs": 10.0, "reinit": 2}
     old = {**before, **load_yaml(out / SPEC_FILE)}  # studies written before these settings
     changed = _differences(old, spec.to_dict())
+    if _extends(old, spec.to_dict()):
+        return "extend"
     if changed:
         raise WarmstartError(f"{out} holds a study with another config ({'; '.join(changed)})", RESUME_FIX)
     return "resume"
