@@ -10,7 +10,7 @@ faulted in 63,000-67,000 pages (about 260 MB).
 ``keep_freed_memory()`` sets the mmap threshold to glibc's maximum (32 MiB on 64-bit: smaller blocks come
 from the heap and are reused) and the trim threshold to 2 GiB (freed memory stays with the process).
 Measured on the benchmark's rows (`benchmarks/throughput.py`, bf16, A/B in separate processes): the faults
-per step fell 8-30x, BART denoising +24-43% tokens/s, causal LM +23%, masked LM +5%, peak RSS within 5%.
+per step fell 8-35x, BART denoising +24-43% tokens/s, causal LM +23%, masked LM +5%, peak RSS within 7%.
 The setting is process-wide and stays: the process keeps the memory it once used (its peak), which is
 what a training process does anyway. ``train.reuse_memory=false`` leaves malloc as it is. A no-op where
 the C library is not glibc (macOS, musl) or cannot be loaded."""
