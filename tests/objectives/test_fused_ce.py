@@ -211,3 +211,22 @@ def test_training_loss_of_each_family_equals_the_plain_head(name, bf16):
     torch.testing.assert_close(fused[0], plain[0], rtol=5e-3, atol=0)
     for got, want in zip(fused[2], plain[2]):
         assert float((got - want).norm()) <= 2e-2 * float(want.norm()) + 1e-7
+
+
+def test_the_logits_buffer_is_kept_between_calls_and_grows():
+    from warmstart.objectives.fused_ce import logits_buffer
+
+    first = logits_buffer(64, V, torch.bfloat16, torch.device("cpu"))
+    again = logits_buffer(32, V, torch.bfloat16, torch.device("cpu"))
+    assert again.data_ptr() == first.data_ptr() and again.shape == (32, V)
+    larger = logits_buffer(128, V, torch.bfloat16, torch.device("cpu"))
+    assert larger.shape == (128, V) and larger.is_contiguous()
+    assert logits_buffer(16, V, torch.float32, torch.device("cpu")).dtype == torch.float32
+    # calls of other sizes in between leave each call's loss and gradients those of the plain head
+    for seed, shape in ((7, (2, 9)), (8, (5, 40)), (9, (1, 3)), (7, (2, 9))):
+        hidden, weight, labels = inputs(seed, shape)
+        loss, _ = linear_cross_entropy(hidden, weight, labels)
+        ref = reference(hidden, weight, labels)
+        torch.testing.assert_close(loss, ref, rtol=1e-5, atol=0)
+        for a, b in zip(grads(loss, hidden, weight), grads(ref, hidden, weight)):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)

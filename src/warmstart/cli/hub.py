@@ -6,15 +6,19 @@ from __future__ import annotations
 def _import(a):
     from warmstart.errors import WarmstartError
 
-    elmo = str(a.src).startswith("elmo:")
-    if elmo and a.generator is not None:
-        raise WarmstartError("--generator goes with an ELECTRA discriminator, not an ELMo release", "drop it")
+    elmo, vectors = str(a.src).startswith("elmo:"), str(a.src).startswith("vectors:")
+    if (elmo or vectors) and a.generator is not None:
+        raise WarmstartError("--generator goes with an ELECTRA discriminator, not with " + a.src, "drop it")
     if not elmo and a.vocab is not None:
         raise WarmstartError("--vocab goes with an ELMo release (elmo:OPTIONS.json:WEIGHTS.hdf5)", "drop it")
     if elmo:
         from warmstart.hub.elmo_release import import_elmo
 
         out = import_elmo(a.src, a.out, a.vocab, overwrite=a.overwrite)
+    elif vectors:
+        from warmstart.hub.static_vectors import import_vectors
+
+        out = import_vectors(a.src, a.out, overwrite=a.overwrite)
     else:
         from warmstart.hub.convert import import_hf
 
@@ -37,12 +41,13 @@ def _export(a):
 def add_import(sub) -> None:
     im = sub.add_parser(
         "import",
-        help="a transformers checkpoint (bert, gpt2, t5, bart) or an ELMo release as a warmstart model",
+        help="a transformers checkpoint (bert, gpt2, t5, bart), an ELMo release or word vectors as a model",
     )
     im.add_argument(
         "src",
         help="a local transformers model directory, a hub id (needs huggingface_hub), or "
-        "elmo:OPTIONS.json:WEIGHTS.hdf5: an original ELMo release (bilm-tf / AllenNLP; with --vocab)",
+        "elmo:OPTIONS.json:WEIGHTS.hdf5: an original ELMo release (bilm-tf / AllenNLP; with --vocab), or "
+        "vectors:RUN_OR_FILE: static word vectors (a word2vec run, a vectors file, glove) under a task model",
     )
     im.add_argument(
         "--out", required=True, help="the warmstart model directory to write (use it with --init)"

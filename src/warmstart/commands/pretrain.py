@@ -76,6 +76,7 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
     if "mlm" in unit_cls.sections and cfg.mlm.mask_prob == 0:  # a loss of 0.0 that trains nothing
         raise WarmstartError("mlm.mask_prob is 0: no token would be predicted", "set it in (0, 1], e.g. 0.15")
     unit_cls.check_tokenizer(tokenizer)
+    unit_cls.check_model(cfg.model)
     return dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, vocab_size=tokenizer.vocab_size))
 
 

@@ -14,6 +14,7 @@ Its class declares:
   a run continues or is imported);
 - ``data(shards, seq_len, tokenizer, *sections) -> (windows, collate)``: its batches;
 - ``check_tokenizer(tokenizer)``: refuse a tokenizer it cannot train with (one clear error);
+- ``check_model(model_cfg)``: refuse a model config it cannot train (ELMo without LSTM layers);
 - ``decoder_start_id(tokenizer)`` (encoder-decoders) and ``summarize(metrics)`` (e.g. perplexity);
 - ``recorded(cfg)``: the sections config.json's run card keeps (default: the shape sections);
 - ``text_pairs(seq_len, tokenizer, *sections)``: the objective as (input, output) token pairs, for a corpus
@@ -39,6 +40,10 @@ class Objective(nn.Module):
     @staticmethod
     def check_tokenizer(tokenizer) -> None:
         """Refuse a tokenizer this objective cannot train with (default: any will do)."""
+
+    @staticmethod
+    def check_model(model_cfg) -> None:
+        """Refuse a model config this objective cannot train (default: any of its families will do)."""
 
     @staticmethod
     def summarize(metrics: dict) -> dict:

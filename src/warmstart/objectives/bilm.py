@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from warmstart.errors import WarmstartError
 from warmstart.objectives.clm import CausalLM
 from warmstart.objectives.lm_loss import IGNORE, head_loss, with_perplexity
 
@@ -18,6 +19,14 @@ class BiLM(CausalLM):
 
     families = ("elmo",)
     hf_architecture = ""  # transformers has no ELMo
+
+    @staticmethod
+    def check_model(model_cfg) -> None:
+        if model_cfg.num_layers < 1:
+            raise WarmstartError(
+                "this ELMo has no LSTM layers (static word vectors): it has no language model to pretrain",
+                "finetune it with --init, or pretrain an ELMo preset (e.g. --preset elmo-mini)",
+            )
 
     def forward(self, batch: dict) -> tuple[torch.Tensor, dict]:
         ids, mask = batch["input_ids"], batch.get("attention_mask")

@@ -12,12 +12,35 @@ a CPU: summing a (V, H) weight gradient per chunk costs more than the (N, V) buf
 
 Loss and gradients are those of ``F.cross_entropy(logits.float(), labels, reduction="sum")`` on the same
 logits, the matmuls in the autocast dtype as autocast runs them.
+
+The (N, V) buffer is kept between calls (one per thread, dtype and device, grown to the largest N seen):
+nothing outlives a call, and a fresh buffer of a causal LM's size (67 MB for 4,096 rows of 8,192 bf16
+logits) is above glibc's largest mmap threshold, so each step would map it anew and fault in its pages
+(train/malloc.py). Other devices' allocators cache freed memory themselves.
 """
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch.autograd.function import once_differentiable
+
+_BUFFERS = threading.local()
+
+
+def logits_buffer(rows: int, cols: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A (rows, cols) tensor of this thread's kept buffer for ``dtype`` on the CPU (see the module); on other
+    devices a fresh one (their caching allocators keep freed memory already)."""
+    if device.type != "cpu":
+        return torch.empty(rows, cols, dtype=dtype, device=device)
+    kept = _BUFFERS.__dict__.setdefault("by_kind", {})
+    key = (dtype, device)
+    flat = kept.get(key)
+    if flat is None or flat.numel() < rows * cols:
+        kept.pop(key, None)  # the old one is freed before the larger one is made
+        flat = kept[key] = torch.empty(rows * cols, dtype=dtype, device=device)
+    return flat[: rows * cols].view(rows, cols)
 
 
 class LinearCrossEntropy(torch.autograd.Function):
@@ -38,7 +61,8 @@ class LinearCrossEntropy(torch.autograd.Function):
             target[n:] = 0  # any class: the padding counts for nothing
             w = weight.to(dtype)
             exact = torch.promote_types(dtype, torch.float32)  # softmax dtype: fp32, or fp64 for fp64 inputs
-            logits = h @ w.T  # (n, V) in the matmul dtype; becomes the logits' gradient in place
+            logits = logits_buffer(h.shape[0], w.shape[0], dtype, h.device)
+            torch.matmul(h, w.T, out=logits)  # (n, V) in the matmul dtype; becomes their gradient in place
             loss = torch.zeros((), dtype=exact, device=hidden.device)
             grad_b = torch.zeros(weight.shape[0], dtype=exact, device=hidden.device) if need_bias else None
             gradients = need_hidden or need_weight or need_bias
