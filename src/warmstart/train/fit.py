@@ -80,7 +80,7 @@ class _Fit:
         self.bar = (
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
-        self.window_tokens, self.window_start = 0, time.perf_counter()
+        self.window_tokens, self.window_start, self.window_data = 0, time.perf_counter(), 0.0
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
 
     def gradient_step(self, step: int) -> tuple[float, float, float | None, str | None]:
@@ -89,10 +89,11 @@ class _Fit:
         lr = cfg.lr * self.lr_at(step)
         for group in self.optimizer.param_groups:  # lr_scale: layer-wise decay and other per-group factors
             group["lr"] = lr * group.get("lr_scale", 1.0)
-        batches, counted = [], []
+        batches, counted, begun = [], [], time.perf_counter()
         for a in range(cfg.grad_accum):
             batches.append(to_device(self.train.batch(step * cfg.grad_accum + a), self.device))
             counted.append(not self.train.stand_in)  # torchrun: a process without rows runs a stand-in
+        self.window_data += time.perf_counter() - begun  # the step waited this long for its batches
         autocast = lambda: torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16)  # noqa: E731
         loss, tokens = step_gradients(self.model, self.unit, batches, counted, autocast, self.window_parts)
         self.window_tokens += tokens
@@ -140,15 +141,17 @@ class _Fit:
         if grad_norm is not None and (spike := self.guard.spike(grad_norm)) is not None:
             self.logger.log(step, "grad_spike", spike)
         if step % cfg.log_every == 0 or step == cfg.steps:
-            rate = self.window_tokens / max(time.perf_counter() - self.window_start, 1e-9)
-            record = {"loss": loss, "lr": lr, "tokens_per_s": rate}
+            elapsed = max(time.perf_counter() - self.window_start, 1e-9)
+            rate = self.window_tokens / elapsed
+            # data_share: the part of the window's wall time its steps waited for their batches
+            record = {"loss": loss, "lr": lr, "tokens_per_s": rate, "data_share": self.window_data / elapsed}
             if grad_norm is not None:
                 record["grad_norm"] = grad_norm
             record["epoch"] = self.train.position(step * cfg.grad_accum - 1)[0]
             record.update(self.part_means())
             self.logger.log(step, "train", record)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
-            self.window_tokens, self.window_start = 0, time.perf_counter()
+            self.window_tokens, self.window_start, self.window_data = 0, time.perf_counter(), 0.0
 
     def part_means(self) -> dict[str, float]:
         """The window's ``PART/KEY`` training stats as means over every process (keys with a count), reset."""
