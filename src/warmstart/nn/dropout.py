@@ -66,6 +66,7 @@ class _Dropout(torch.autograd.Function):
         return (grad * mask).mul_(_STEPS / (_STEPS - ctx.q)), None, None
 
 
+@torch.compiler.disable  # train.compile: the numba mask stays outside the graph (a graph break)
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     """``x`` with each element zeroed with probability ~``p`` (see above), the rest scaled up."""
     if not training or p == 0:

@@ -104,6 +104,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         return grads[0], grads[1], grads[2], None, None, None, None, None, None, None
 
 
+@torch.compiler.disable  # train.compile: runs as written (a graph break); dynamo cannot trace its buffers
 def linear_cross_entropy(
     hidden: torch.Tensor,
     weight: torch.Tensor,

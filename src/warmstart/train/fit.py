@@ -53,6 +53,8 @@ class _Fit:
         self.device = ddp.device(pick_device(cfg.device))
         unit.to(self.device)
         self.model = ddp.wrap(unit, cfg.fsdp, self.device, cfg.seed)  # torchrun: DDP, or sharded (FSDP)
+        if cfg.compile:
+            self.model.compile()  # in place: the module and its state_dict names stay the same
         self.train = ddp.RankBatches(train)  # torchrun: this process's rows of each global micro-batch
         betas = (cfg.beta1, cfg.beta2)
         correction = cfg.adam_bias_correction  # false: BERTAdam
@@ -257,8 +259,13 @@ def fit(
     try:
         if step == 0 and cfg.eval_at_start:
             run.logger.log(0, "validation", evaluate(unit, eval_batches, run.device, cfg.bf16))
+        first = step
         while step < cfg.steps and not run.state.get("stopped_early"):
+            begun = time.perf_counter()
             lr, loss, grad_norm, problem = run.gradient_step(step)
+            if cfg.compile and step == first:  # the first step of this process compiles
+                run.bar.write(f"torch.compile: first step {time.perf_counter() - begun:.1f} s (compiling)")
+                run.window_start, run.window_tokens, run.window_data = time.perf_counter(), 0, 0.0
             step += 1
             run.bar.update(1)
             run.report(step, lr, loss, grad_norm, problem)

@@ -53,6 +53,11 @@ class TrainConfig:
     reuse_memory: bool = opt(
         True, "keep freed memory in the process (glibc malloc thresholds): fewer page faults per CPU step"
     )
+    compile: bool = opt(
+        False,
+        "torch.compile the training module (parts it cannot trace run eagerly); the first step's "
+        "compilation is printed and left out of tokens/s",
+    )
     eval_at_start: bool = opt(True, "evaluate once before the first step (the curve's starting point)")
     progress: bool = opt(True, "show the progress bar")
     early_stopping: int = opt(0, "stop after N evaluations without improvement of the best metric (0 = off)")

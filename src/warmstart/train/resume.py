@@ -37,6 +37,8 @@ OPERATIONAL = {
     "eval_batch_size",
     "train.batch_size",  # per process: resuming on other processes, the global batch must stay (check_batch)
     "train.fsdp",
+    "train.compile",
+    "train.reuse_memory",
 }
 RECOVERY = {"train.lr", "train.max_bad_steps", "train.clip_norm", "train.spike_factor"}
 
