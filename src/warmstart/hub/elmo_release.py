@@ -59,7 +59,6 @@ import warnings
 from pathlib import Path
 
 import torch
-from tokenizers import models
 
 from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
@@ -68,8 +67,8 @@ from warmstart.errors import WarmstartError
 from warmstart.hub.convert import _check_out
 from warmstart.models.elmo import ElmoConfig
 from warmstart.nn.char_cnn import CHARS
-from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
-from warmstart.tokenization.train import _word
+from warmstart.tokenization.tokenizer import SPECIAL_TOKENS, Tokenizer
+from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
 
 PREFIX = "elmo:"
@@ -291,11 +290,7 @@ def vocab_tokenizer(path: str | Path, max_chars: int, options: str | Path = "the
                 words.setdefault(word)
     if len(words) == len(specials):
         raise WarmstartError(f"{path} holds no words", "pass the release's vocabulary (one word per line)")
-    tok, _ = _word(len(words), 0, specials, False)
-    tok.model = models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]")
-    tok.add_special_tokens(specials)
-    roles = {**SPECIAL_TOKENS["word"], **EXTRA_ROLES["word"]}
-    return Tokenizer(tok, roles=roles, do_lower_case=False)
+    return word_tokenizer(words)
 
 
 # ---------------------------------------------------------------------------------------------- import

@@ -26,15 +26,14 @@ from pathlib import Path
 import numpy as np
 import torch
 from tokenizers import Regex, normalizers, pre_tokenizers
-from tokenizers import models as tok_models
 
 from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
 from warmstart.hub.convert import _check_out
 from warmstart.models.elmo import ElmoConfig
-from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
-from warmstart.tokenization.train import _word
+from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.vectors import WordVectors
@@ -53,19 +52,14 @@ def parse_source(src: str) -> str:
 
 def vectors_tokenizer(words: list[str]) -> Tokenizer:
     """A word tokenizer over ``words`` (after the word kind's specials) that cuts text as word2vec does."""
-    specials = list(SPECIAL_TOKENS["word"].values())
-    vocab = dict.fromkeys(specials)
-    for w in words:
-        vocab.setdefault(w)
-    tok, _ = _word(len(vocab), 0, specials, False)
-    tok.normalizer = normalizers.Sequence([normalizers.Replace("\u2019", "'"), normalizers.Lowercase()])
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(WORD.pattern), "isolated")]
+    return word_tokenizer(
+        words,
+        lowercase=True,
+        normalizer=normalizers.Sequence([normalizers.Replace("\u2019", "'"), normalizers.Lowercase()]),
+        pre_tokenizer=pre_tokenizers.Sequence(
+            [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(WORD.pattern), "isolated")]
+        ),
     )
-    tok.model = tok_models.WordLevel(vocab={w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
-    tok.add_special_tokens(specials)
-    roles = {**SPECIAL_TOKENS["word"], **EXTRA_ROLES["word"]}
-    return Tokenizer(tok, roles=roles, do_lower_case=True)
 
 
 def _table(wv: WordVectors, tokenizer: Tokenizer) -> torch.Tensor:

@@ -114,6 +114,24 @@ def _word(vocab_size: int, min_frequency: int, specials: list[str], show_progres
     return tok, trainer
 
 
+def word_tokenizer(words: Iterable[str], lowercase: bool = False, normalizer=None, pre_tokenizer=None):
+    """A word tokenizer (`--kind word`'s pipeline and specials) whose vocabulary is the specials, then
+    ``words`` in order (duplicates once); ``normalizer`` / ``pre_tokenizer`` replace the kind's own."""
+    specials = list(SPECIAL_TOKENS["word"].values())
+    vocab = dict.fromkeys(specials)
+    for w in words:
+        vocab.setdefault(w)
+    tok, _ = _word(len(vocab), 0, specials, False)
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    if pre_tokenizer is not None:
+        tok.pre_tokenizer = pre_tokenizer
+    tok.model = models.WordLevel(vocab={w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
+    tok.add_special_tokens(specials)
+    roles = {**SPECIAL_TOKENS["word"], **EXTRA_ROLES["word"]}
+    return Tokenizer(tok, roles=roles, do_lower_case=lowercase)
+
+
 def _drop_long_words(tok: _HFTokenizer) -> _HFTokenizer:
     """A word tokenizer without words longer than WORD_BYTES (URLs, chemical names): they read as [UNK]
     rather than being cut to fit a character model's window."""

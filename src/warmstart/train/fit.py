@@ -82,8 +82,12 @@ class _Fit:
         self.bar = (
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
-        self.window_tokens, self.window_start, self.window_data = 0, time.perf_counter(), 0.0
+        self.new_window()
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
+
+    def new_window(self) -> None:
+        """Start counting tokens, wall time and batch waits for the next logged window."""
+        self.window_tokens, self.window_start, self.window_data = 0, time.perf_counter(), 0.0
 
     def gradient_step(self, step: int) -> tuple[float, float, float | None, str | None]:
         """(lr, loss, grad norm, problem) of one optimizer step (skipped when ``problem`` is set)."""
@@ -153,7 +157,7 @@ class _Fit:
             record.update(self.part_means())
             self.logger.log(step, "train", record)
             bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False)
-            self.window_tokens, self.window_start, self.window_data = 0, time.perf_counter(), 0.0
+            self.new_window()
 
     def part_means(self) -> dict[str, float]:
         """The window's ``PART/KEY`` training stats as means over every process (keys with a count), reset."""
@@ -265,7 +269,7 @@ def fit(
             lr, loss, grad_norm, problem = run.gradient_step(step)
             if cfg.compile and step == first:  # the first step of this process compiles
                 run.bar.write(f"torch.compile: first step {time.perf_counter() - begun:.1f} s (compiling)")
-                run.window_start, run.window_tokens, run.window_data = time.perf_counter(), 0, 0.0
+                run.new_window()
             step += 1
             run.bar.update(1)
             run.report(step, lr, loss, grad_norm, problem)
