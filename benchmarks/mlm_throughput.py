@@ -35,6 +35,7 @@ from warmstart.data.dataset import DataOptions
 from warmstart.models.bert import BertConfig, BertModel
 from warmstart.objectives.mlm import IGNORE, MaskedLM, MLMCollator, MLMConfig
 from warmstart.tokenization.train import train_tokenizer
+from warmstart.train.optim import adamw
 
 SMALL = {"layers": 4, "hidden": 256, "heads": 4, "intermediate": None}
 
@@ -59,9 +60,13 @@ def real_batches(vocab: int, seq: int, batch: int, count: int, tok=None) -> tupl
     return [collate(ids[i * batch : (i + 1) * batch], gen) for i in range(count)], tok
 
 
-def warmstart_step(cfg: BertConfig, device: torch.device):
+def warmstart_step(cfg: BertConfig, device: torch.device, compile_: bool = False):
+    """warmstart's training step as its fit loop runs it: its AdamW (fused where it can be) and, with
+    ``compile_``, ``train.compile``'s in-place torch.compile of the unit."""
     unit = MaskedLM(BertModel(cfg), MLMConfig()).to(device)
-    opt = torch.optim.AdamW(unit.parameters(), lr=1e-4, foreach=True)
+    opt = adamw(unit, lr=1e-4, weight_decay=0.01, betas=(0.9, 0.999), eps=1e-8)
+    if compile_:
+        unit.compile()
 
     def step(batch, bf16):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -73,7 +78,7 @@ def warmstart_step(cfg: BertConfig, device: torch.device):
     return step
 
 
-def transformers_step(cfg: BertConfig, device: torch.device):
+def transformers_step(cfg: BertConfig, device: torch.device, compile_: bool = False):
     import transformers
 
     model = transformers.BertForMaskedLM(
@@ -86,7 +91,9 @@ def transformers_step(cfg: BertConfig, device: torch.device):
             attn_implementation="sdpa",
         )
     ).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
+    if compile_:
+        model.compile()
 
     def step(batch, bf16):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -126,6 +133,43 @@ def matmul_peak(device: torch.device, n: int = 8192, reps: int = 20) -> float:
         times.append(start.elapsed_time(end) / 1000)
     del a, b
     return 2 * n**3 / statistics.median(times)
+
+
+GPU_KINDS = [  # (kind, pattern on a CUDA kernel's name); the first match wins
+    ("matmul", r"gemm|sm90_xmma|cutlass|nvjet|cublas"),
+    ("attention", r"flash|fmha|attention|efficient"),
+    ("optimizer", r"adam|multi_tensor"),
+    ("fused element-wise (triton)", r"^triton"),
+    ("softmax / loss", r"softmax|log_softmax|nll|cross_entropy"),
+    ("norm", r"norm"),
+    ("copy / cast", r"copy|cast|index|gather|scatter|cat"),
+    ("element-wise", r"elementwise|vectorized|reduce|fill"),
+]
+
+
+def kernel_shares(step, batches, bf16: bool, sync, steps: int = 3) -> dict:
+    """Share of CUDA kernel time per kind (GPU_KINDS) over ``steps`` profiled steps, plus the share of the
+    step's wall time the GPU sat idle (launch gaps, host work)."""
+    import re
+
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    sync()
+    with torch.profiler.profile(activities=acts) as prof:
+        start = time.perf_counter()
+        for i in range(steps):
+            step(batches[i % len(batches)], bf16)
+        sync()
+        wall = time.perf_counter() - start
+    kinds: dict[str, float] = {}
+    for e in prof.key_averages():
+        t = getattr(e, "self_device_time_total", 0) or getattr(e, "self_cuda_time_total", 0)
+        if t and e.device_type == torch.autograd.DeviceType.CUDA:
+            k = next((k for k, pat in GPU_KINDS if re.search(pat, e.key, re.I)), "other")
+            kinds[k] = kinds.get(k, 0.0) + t / 1e6
+    busy = sum(kinds.values())
+    out = {k: round(v / wall, 4) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}
+    out["idle"] = round(max(0.0, 1 - busy / wall), 4)
+    return out
 
 
 def flops_per_token(cfg: BertConfig, seq: int, head_rows: float) -> float:
@@ -186,6 +230,9 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=10, help="timed steps per trial")
     p.add_argument("--warmup", type=int, default=None, help="untimed steps per trial (default 1; 3 on cuda)")
     p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--compile", action="store_true", help="torch.compile both sides (train.compile)")
+    p.add_argument("--spec-tflops", type=float, default=None, help="the device's bf16 spec (H100/H200: 989)")
+    p.add_argument("--profile", action="store_true", help="cuda: warmstart's step by kernel kind (gpu_kinds)")
     a = p.parse_args()
     device = torch.device(a.device)
     cuda = device.type == "cuda"
@@ -194,6 +241,7 @@ def main() -> None:
     torch.manual_seed(0)
     shape_ = shape_args(a)
     peak = matmul_peak(device) if cuda else None
+    spec = a.spec_tflops * 1e12 if a.spec_tflops else None
     tok, rows = None, []
     for batch_size in a.batch:
         batches, tok = real_batches(a.vocab, a.seq, batch_size, 8, tok)
@@ -213,8 +261,8 @@ def main() -> None:
         for name in a.precision:
             bf16 = name == "bf16"
             runners = {
-                "warmstart": warmstart_step(cfg, device),
-                "transformers": transformers_step(cfg, device),
+                "warmstart": warmstart_step(cfg, device, a.compile),
+                "transformers": transformers_step(cfg, device, a.compile),
             }
             rates: dict[str, list[float]] = {k: [] for k in runners}
             for _ in range(a.trials):
@@ -234,6 +282,11 @@ def main() -> None:
                 row["transformers_gflop_per_tok"] = round(flops["transformers"] / 1e9, 4)
                 row["warmstart_mfu"] = round(ws * flops["warmstart"] / peak, 4)
                 row["transformers_mfu"] = round(hf * flops["transformers"] / peak, 4)
+                if spec:
+                    row["warmstart_of_spec"] = round(ws * flops["warmstart"] / spec, 4)
+                    row["transformers_of_spec"] = round(hf * flops["transformers"] / spec, 4)
+                if a.profile:
+                    row["warmstart_kernels"] = kernel_shares(runners["warmstart"], batches, bf16, sync)
             rows.append(row)
             del runners
             if cuda:
@@ -247,7 +300,8 @@ def main() -> None:
         where = f"{torch.get_num_threads()} threads"
     else:
         where = f"{torch.cuda.get_device_name(device)}, bf16 matmul peak {peak / 1e12:.0f} TFLOP/s (measured)"
-    print(f"\nMasked-LM training, {shape}, {where}, median of {a.trials} trials\n")
+    compiled = ", torch.compile on both sides" if a.compile else ""
+    print(f"\nMasked-LM training, {shape}, {where}{compiled}, median of {a.trials} trials\n")
     columns = [
         ("precision", "precision", str),
         ("warmstart tok/s", "warmstart_tok_s", "{:,}".format),
@@ -266,10 +320,19 @@ def main() -> None:
             ("warmstart MFU", "warmstart_mfu", "{:.1%}".format),
             ("transformers MFU", "transformers_mfu", "{:.1%}".format),
         ]
+        if spec:
+            columns += [
+                ("warmstart of spec", "warmstart_of_spec", "{:.1%}".format),
+                ("transformers of spec", "transformers_of_spec", "{:.1%}".format),
+            ]
     print("| " + " | ".join(c[0] for c in columns) + " |\n" + "|---" * len(columns) + "|")
     for r in rows:
         print("| " + " | ".join(fmt(r[key]) for _, key, fmt in columns) + " |")
-    out = {"benchmark": "mlm_throughput", "shape": shape, "rows": rows}
+    for r in rows:
+        if "warmstart_kernels" in r:
+            shares = ", ".join(f"{k} {v:.1%}" for k, v in r["warmstart_kernels"].items())
+            print(f"warmstart step, CUDA kernel time (batch {r.get('batch')}, {r['precision']}): {shares}")
+    out = {"benchmark": "mlm_throughput", "shape": shape, "compile": a.compile, "rows": rows}
     if cuda:
         out.update(
             device=torch.cuda.get_device_name(device),
