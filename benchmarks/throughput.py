@@ -47,7 +47,7 @@ ROWS = {
     "clm-gpt2": (lambda d: pre.clm("gpt2", 8, 128, d), ("bf16",), 2.0),
     "t5-tiny": (lambda d: pre.span("t5-tiny", 32, 128, d), ("fp32", "bf16"), 2.0),
     "t5-small": (lambda d: pre.span("t5-small", 16, 128, d), ("bf16",), 2.0),
-    "bart-tiny": (lambda d: pre.denoise("bart-tiny", 32, 128, d), ("fp32", "bf16"), None),
+    "bart-tiny": (lambda d: pre.denoise("bart-tiny", 32, 128, d), ("fp32", "bf16"), 2.0),
     "xlnet": (lambda d: plm.plm(32, 128, d), ("fp32", "bf16"), None),
     "finetune": (lambda d: tasks.finetune(32, d), ("fp32", "bf16"), 1.5),
     "inference": (lambda d: tasks.inference(64, d), ("fp32",), 1.5),
