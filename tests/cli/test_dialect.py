@@ -81,6 +81,21 @@ def test_a_prefix_of_a_flag_is_an_unknown_flag(capsys):
     assert "did you mean --epochs?" in line
 
 
+PARSE_ERRORS = [["finetune", "--epoch", "1"], ["pretrain", "--steps"], ["word2vec", "train", "--x"]]
+
+
+@pytest.mark.parametrize("argv", PARSE_ERRORS)
+def test_a_parse_error_is_one_line_without_the_usage_block(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "error:" in err and "--help" in err and "usage:" not in err
+
+
 # ----------------------------------------------------------------------- 4. each command's defaults
 def shown_defaults(out: str) -> tuple[dict[str, str], dict[str, str]]:
     """({key: default} of the config-key table, {key: default} of the flags' help) of a --help."""

@@ -20,6 +20,10 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
 
+    def error(self, message: str):
+        """One line, no usage block: what is wrong and where the flags are listed."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
     def _check_value(self, action, value):
         if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
             self.exit(2, unknown_command(self.prog, value, list(action.choices)) + "\n")
