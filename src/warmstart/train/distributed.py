@@ -78,7 +78,17 @@ def init(device: str, timeout: float) -> None:
         sys.stdout = open(os.devnull, "w")  # for the life of the process
 
 
+_LOST: list[bool] = []  # set once a collective failed: this rank's peers are gone or hung
+
+
 def _close() -> None:
+    """At exit. After a lost peer the group is not torn down: gloo's teardown can wait on the hung peer's
+    pending work (a fresh-clone run once saw the survivor of a SIGSTOP'd peer stay for over 16 s), so the
+    process leaves at once, with the CLI's exit code for it, its output flushed."""
+    if _LOST:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
     if active():
         dist.destroy_process_group()
 
@@ -334,6 +344,7 @@ def failure(exc: BaseException, resume: str | None = None) -> WarmstartError | N
     )
     if not lost:
         return None
+    _LOST.append(True)
     then = f"continue with: {resume}" if resume else "then continue the run with --resume"
     return WarmstartError(
         f"process {rank()} of {world()} lost contact with the others ({first_line(exc)})",
