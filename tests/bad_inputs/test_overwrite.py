@@ -75,6 +75,31 @@ def test_prepare_over_the_folder_of_its_corpus_is_refused(small_tokenizer, tmp_p
     assert snapshot(corpus) == before
 
 
+def test_prepare_over_its_tokenizer_is_refused(small_tokenizer, wiki_extracts, tmp_path, capsys):
+    """The tokenizer was read first and the shards would have been written in its place."""
+    tok = tmp_path / "tok"
+    shutil.copytree(small_tokenizer, tok)
+    (tmp_path / "text.txt").write_text("\n".join(wiki_extracts[:50]))
+    before = snapshot(tok)
+    code, _, err = run(
+        capsys, "prepare", "--corpus", tmp_path / "text.txt", "--tokenizer", tok, "--out", tok, "--overwrite"
+    )
+    assert_one_line_error(code, err, "is the --tokenizer")
+    assert snapshot(tok) == before
+
+
+def test_a_tokenizer_trained_into_the_folder_of_its_corpus_is_refused(tmp_path, wiki_extracts, capsys):
+    corpus = tmp_path / "data"
+    corpus.mkdir()
+    (corpus / "text.txt").write_text("\n".join(wiki_extracts[:50]))
+    before = snapshot(corpus)
+    argv = ["tokenizer", "train", "--kind", "wordpiece", "--vocab-size", "300"]
+    argv += ["--corpus", corpus / "text.txt"]
+    code, _, err = run(capsys, *argv, "--out", corpus, "--overwrite")
+    assert_one_line_error(code, err, "contains the corpus")
+    assert snapshot(corpus) == before
+
+
 def test_a_replacement_that_fails_before_its_first_checkpoint_puts_the_old_run_back(
     finished, small_shards, tmp_path, capsys
 ):

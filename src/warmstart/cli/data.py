@@ -44,8 +44,10 @@ def _corpus_options(a):
 
 def _tokenizer_train(a):
     from warmstart.data.corpus import corpus_texts
+    from warmstart.paths import refuse_overlap
     from warmstart.tokenization.train import train_tokenizer
 
+    refuse_overlap(a.out, {f"corpus {c}": c for c in a.corpus})
     texts = corpus_texts(a.corpus, _corpus_options(a), "train")
     sentinels = a.sentinels if a.sentinels is not None else (100 if a.kind == "unigram" else 0)
     tok = train_tokenizer(
@@ -77,7 +79,9 @@ def _prepare(a):
     from warmstart.hub.tokenizer import find_tokenizer
 
     tokenizer = find_tokenizer(a.tokenizer)  # a tokenizer, or a run's (TAPT: shards in the model's ids)
-    meta = prepare_corpus(a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite)
+    meta = prepare_corpus(
+        a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite, tokenizer_dir=a.tokenizer
+    )
     for split, info in meta["splits"].items():
         print(f"{split}: {info['num_tokens']:,} tokens in {info['num_docs']:,} documents")
     print(f"token shards written to {a.out}")

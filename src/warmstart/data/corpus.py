@@ -71,9 +71,17 @@ def corpus_texts(names: list[str], opts: DataOptions, split: str):
 
 
 def prepare_corpus(
-    names: list[str], opts: DataOptions, tokenizer, out_dir: Path, overwrite: bool = False, splits=SPLITS
+    names: list[str],
+    opts: DataOptions,
+    tokenizer,
+    out_dir: Path,
+    overwrite: bool = False,
+    splits=SPLITS,
+    tokenizer_dir: str | Path | None = None,
 ) -> dict:
-    refuse_overlap(out_dir, {f"corpus {n}": n for n in names})
+    """Token shards of the named corpora in ``out_dir``; an ``out_dir`` that is, holds or lies inside a
+    corpus or the tokenizer's directory (``tokenizer_dir``) is refused before anything changes."""
+    refuse_overlap(out_dir, {**{f"corpus {n}": n for n in names}, "--tokenizer": tokenizer_dir})
     by_split = {s: corpus_texts(names, opts, s) for s in splits}
     source = {
         "corpus": list(names),
