@@ -139,3 +139,26 @@ def test_a_failure_inside_training_before_a_checkpoint_restores_and_after_one_do
         pretrain(**kwargs, overwrite=True, hooks=[late])
     assert snapshot(finished) != before and (finished / "checkpoints" / "step-00000004").is_dir()
     assert leftovers(finished.parent) == []  # the replaced run went with the new run's first checkpoint
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate", "embed"])
+def test_a_file_output_that_is_the_input_file_is_refused(
+    command, tiny_finetuned, labeled_csv, tmp_path, capsys
+):
+    """predict --input x --out x wrote its predictions over the texts it read, evaluate its metrics."""
+    data = tmp_path / "data.csv"
+    shutil.copy(labeled_csv, data)
+    before = data.read_bytes()
+    flag = {"predict": "--input", "evaluate": "--data", "embed": "--data"}[command]
+    code, _, err = run(capsys, command, tiny_finetuned, flag, data, "--out", data)
+    assert_one_line_error(code, err, "is the")
+    assert data.read_bytes() == before
+
+
+def test_word2vec_export_over_its_vectors_file_is_refused(tmp_path, capsys):
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("2 3\ncat 0.1 0.2 0.3\ndog 0.3 0.2 0.1\n")
+    before = vectors.read_bytes()
+    code, _, err = run(capsys, "word2vec", "export", vectors, "--out", vectors, "--format", "text")
+    assert_one_line_error(code, err, "is the vectors file")
+    assert vectors.read_bytes() == before

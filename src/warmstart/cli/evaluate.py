@@ -7,6 +7,7 @@ from pathlib import Path
 
 from warmstart.atomic import check_writable, write_atomic
 from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
+from warmstart.paths import refuse_same_file
 
 SPLITS = ["train", "validation", "test", "all"]
 RUN_HELP = "finetune run directory (its best model is used) or model directory"
@@ -17,6 +18,7 @@ def _evaluate(a):
     from warmstart.train.checkpoint import write_json
 
     if a.out:
+        refuse_same_file(a.out, {"--data": a.data})
         check_writable(a.out)
     result = evaluate_run(a.run, a.data, a.split, data_options(a))
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
@@ -31,6 +33,7 @@ def _predict(a):
 
     from warmstart.checkpoints.predict import predict_lines
 
+    refuse_same_file(a.out, {"--input": a.input})
     source = sys.stdin if a.input in (None, "-") else open_input(a.input)
     lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
     if a.out in (None, "-"):

@@ -10,6 +10,7 @@ from pathlib import Path
 from warmstart.atomic import check_writable
 from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
 from warmstart.errors import WarmstartError
+from warmstart.paths import refuse_same_file
 
 POOLING = {"default": "cls", "choices": ["cls", "mean"], "help": "[CLS] state or mean"}
 MAX_LENGTH = {"type": int, "default": 128, "help": "longer texts are truncated"}
@@ -24,6 +25,7 @@ def _embed(a):
     from warmstart.checkpoints.sentence import sentence_options, unit_length
     from warmstart.data.catalog import open_dataset
 
+    refuse_same_file(a.out, {"--data": a.data})
     check_writable(a.out)
     if a.word:
         return _embed_word(a)

@@ -4,6 +4,7 @@ function."""
 from __future__ import annotations
 
 from warmstart.cli.common import config_flags, config_rows, flag_keys, flags, raw_epilog
+from warmstart.paths import refuse_same_file
 
 VECTORS_HELP = (
     "a `warmstart word2vec train` run directory, a vectors file (.txt/.vec, .bin, .npy) or `glove` "
@@ -80,6 +81,7 @@ def _plot(a):
         raise WarmstartError(
             f"pairs must look like word:word, got {', '.join(bad)}", "e.g. --pairs france:paris"
         )
+    refuse_same_file(a.out, {"vectors file": a.vectors})
     info = plot.projection_png(load_vectors(a.vectors), pairs, a.out, method=a.method)
     print(f"projection written to {a.out}")
     if info.get("skipped"):
@@ -90,6 +92,7 @@ def _export(a):
     from warmstart.word2vec import io
     from warmstart.word2vec.io import load_vectors
 
+    refuse_same_file(a.out, {"vectors file": a.vectors})
     wv = load_vectors(a.vectors)
     io.save(wv, a.out, a.format)
     print(f"{len(wv):,} vectors of {wv.dim} dimensions written to {a.out} ({a.format})")
@@ -103,6 +106,7 @@ def _bias(a):
     from warmstart.word2vec.io import load_vectors
 
     if a.out:
+        refuse_same_file(a.out, {"vectors file": a.vectors})
         check_writable(a.out)
     result = bias_report(load_vectors(a.vectors), a.permutations, a.seed, a.restrict or None)
     print(result["markdown"])
