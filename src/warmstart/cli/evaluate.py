@@ -38,6 +38,7 @@ def _predict(a):
     lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
     if a.out in (None, "-"):
         sys.stdout.writelines(lines)
+        _said(source)
         return
     count = 0
 
@@ -48,7 +49,14 @@ def _predict(a):
             count += 1
 
     write_atomic(a.out, write, text=True)
+    _said(source)
     print(f"{count:,} predictions written to {a.out}", file=sys.stderr)
+
+
+def _said(source) -> None:
+    """A file's lines that were not UTF-8 (their bad bytes replaced) are said once, as every reader does."""
+    if hasattr(source, "warn"):
+        source.warn()
 
 
 def add_evaluate(sub) -> None:
