@@ -162,3 +162,14 @@ def test_word2vec_export_over_its_vectors_file_is_refused(tmp_path, capsys):
     code, _, err = run(capsys, "word2vec", "export", vectors, "--out", vectors, "--format", "text")
     assert_one_line_error(code, err, "is the vectors file")
     assert vectors.read_bytes() == before
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_study_into_its_own_model_is_refused_and_changes_nothing(inside, finished, rt_small, capsys):
+    """study RUN --out RUN --overwrite removed the pretrained run before anything checked it."""
+    before = snapshot(finished)
+    out = finished / "study" if inside else finished
+    argv = ["study", finished, "--data", rt_small, "--out", out, "--overwrite", "--fractions", "1"]
+    code, _, err = run(capsys, *argv, "--seeds", "1", "--epochs", "1")
+    assert_one_line_error(code, err, "the model")
+    assert snapshot(finished) == before

@@ -21,6 +21,7 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.options import SPLITS, data_options, limited
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
+from warmstart.paths import refuse_overlap
 from warmstart.report.build import write_report
 from warmstart.study.arms import Arm, study_arms
 from warmstart.study.baseline import require_sklearn
@@ -152,6 +153,7 @@ def run_study(
         raise WarmstartError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2 on 2 or more cores")
 
     out = Path(out)
+    refuse_overlap(out, {"model": spec.run, "--data": spec.dataset})  # before --overwrite removes anything
     require_sklearn()
     kind = _kind(spec)
     cfg = _finetune_config(spec, kind)  # unknown or bad override keys fail here
