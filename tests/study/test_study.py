@@ -137,3 +137,23 @@ def test_bad_input_is_one_line_and_writes_nothing(tiny_pretrained, tmp_path, cap
     code, _, err = run(capsys, *args)
     assert_one_line_error(code, err, *needles)
     assert not out.exists()
+
+
+def test_a_replacing_study_that_fails_before_a_cell_finishes_puts_the_old_one_back(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    """--overwrite moves the old study aside; it is removed once a new cell has finished, and put back
+    when the new study dies before that (it was removed at once)."""
+    copy = tmp_path / "study"
+    shutil.copytree(study_dir, copy)
+    before = snapshot(copy)
+
+    def dies(*args, **kwargs):
+        raise RuntimeError("injected: the first cell failed")
+
+    monkeypatch.setattr(warmstart.commands.study, "run_baseline_cell", dies)
+    run_dir = json.loads((study_dir / "study.json").read_text())["config"]["run"]
+    code, _, err = run(capsys, *study_args(run_dir, copy, "--overwrite"))
+    assert code == 1 and "injected" in err
+    assert snapshot(copy) == before
+    assert not [p for p in tmp_path.iterdir() if ".replaced-" in p.name]

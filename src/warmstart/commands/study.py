@@ -39,6 +39,7 @@ from warmstart.study.seeds import majority_share
 from warmstart.study.spec import TASKS, StudySpec, check_study_dir, save_spec
 from warmstart.study.summary import write_study
 from warmstart.train.logging import read_metrics
+from warmstart.train.rundir import abandon, open_run_dir, settle
 
 SUPPORTED = (
     "labeled text for classification (rotten-tomatoes, wiki-topics, a file with text and label columns) or "
@@ -161,8 +162,8 @@ def run_study(
     records, dataset = _records(spec, cfg, kind)
     task, baseline = TASKS[kind]
     state = check_study_dir(out, spec, overwrite)
-    if state == "replace":
-        shutil.rmtree(out)
+    if state == "replace":  # moved aside; removed once a new cell has finished, put back if none does
+        open_run_dir(out, overwrite=True)
     if state == "extend":
         print(f"extending {out}: more seeds or fractions; its finished cells are kept", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,6 +193,7 @@ def run_study(
         bar.update(costs[cell])
         metric = result["metric"]
         bar.write(f"{cell.name()}: test {metric} {result['test'][metric]:.4f}", file=sys.stderr)
+        settle(out)  # a new result exists: the study this one replaced can go
 
     try:
         for cell in cells:  # the baselines first: seconds each, in this process
@@ -204,6 +206,9 @@ def run_study(
         ]
         bar.set_description_str(f"study: {done}/{len(cells)} cells, {min(jobs, len(work))} running")
         run_cells(work, jobs, run_finetune_cell, finished)
+    except BaseException:
+        abandon(out)  # a replaced study comes back when no new cell finished
+        raise
     finally:
         bar.close()
     metric = next(r["metric"] for r in results.values() if r["model"] in arms)
