@@ -52,6 +52,9 @@ def test_an_unexpected_error_in_any_command_is_one_line_and_a_log(command, capsy
         (OSError(errno.ENAMETOOLONG, "File name too long", "x" * 300), "file name is too long"),
         (UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"), "cannot be encoded"),
         (MemoryError(), "not enough memory"),
+        (FileExistsError(errno.EEXIST, "File exists", "out.csv"), "out.csv already exists as a file"),
+        (NotADirectoryError(errno.ENOTDIR, "Not a directory", "a.txt/b"), "through a file"),
+        (OSError(errno.EROFS, "Read-only file system", "/ro/x"), "read-only"),
     ],
 )
 def test_known_classes_are_input_problems(exc, needle, capsys):

@@ -174,6 +174,9 @@ def test_bad_data_is_refused_before_loading_a_model(tmp_path):
         evaluate_prompting(tmp_path / "none", str(csv), PromptConfig(shots=[0, 50]), split="train")
     with pytest.raises(WarmstartError, match="has no labels"):
         evaluate_prompting(tmp_path / "none", "wiki-leads", PromptConfig())
+    with pytest.raises(WarmstartError, match="is a file; prompting writes a directory"):
+        evaluate_prompting(tmp_path / "none", str(csv), PromptConfig(), out=csv)  # its own dataset file
+    assert csv.read_text().startswith("text,label\n")
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,12 @@ def known(exc: BaseException) -> str | None:
         return f"a file name is too long for the file system: {str(where)[:80]}...; choose a shorter name"
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM):
         return f"permission denied: {where}; choose a path you can write to (or read, for an input)"
+    if isinstance(exc, OSError) and exc.errno == errno.EEXIST:
+        return f"{where} already exists as a file where a directory is written; choose another --out"
+    if isinstance(exc, OSError) and exc.errno == errno.ENOTDIR:
+        return f"a path goes through a file as if it were a directory: {where}; choose another path"
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        return f"the file system is read-only: {where}; choose a path you can write to"
     if isinstance(exc, RecursionError):
         return "the input is nested too deeply to read (a config or JSON file?); flatten it"
     if isinstance(exc, MemoryError):

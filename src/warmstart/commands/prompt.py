@@ -200,6 +200,8 @@ def evaluate_prompting(run_dir, dataset: str, cfg: PromptConfig, split: str = "t
     """Accuracy per k (mean and std over the demonstration draws), the majority-class baseline and the label
     prior; writes prompting.json and prompting.png into ``out`` (default RUN/prompting-DATASET)."""
 
+    if out and Path(out).exists() and not Path(out).is_dir():  # refused before the scoring, not after
+        raise WarmstartError(f"--out {out} is a file; prompting writes a directory", "choose another --out")
     data = open_dataset(dataset, options or DataOptions())
     if data.kind != "labeled":
         raise WarmstartError(f"{dataset} has no labels", "use a labeled dataset (`warmstart data list`)")
