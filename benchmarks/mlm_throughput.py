@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -150,8 +151,6 @@ GPU_KINDS = [  # (kind, pattern on a CUDA kernel's name); the first match wins
 def kernel_shares(step, batches, bf16: bool, sync, steps: int = 3) -> dict:
     """Share of CUDA kernel time per kind (GPU_KINDS) over ``steps`` profiled steps, plus the share of the
     step's wall time the GPU sat idle (launch gaps, host work)."""
-    import re
-
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     sync()
     with torch.profiler.profile(activities=acts) as prof:

@@ -34,21 +34,15 @@ def refuse_overlap(out: str | Path, inputs: dict[str, str | Path | None]) -> Non
         if how:
             raise WarmstartError(
                 f"the output {out} {how} the {what} {given}, which this command reads",
-                "choose an output directory outside every input (nothing was changed)",
+                "choose an --out outside every input (nothing was changed)",
             )
 
 
 def refuse_same_file(out: str | Path | None, inputs: dict[str, str | Path | None]) -> None:
-    """Refuse a file output that is one of the command's input files (``predict --input x --out x`` would
-    write its predictions over the texts it reads); stdout (``-`` or no ``--out``) is never refused."""
+    """``refuse_overlap`` for a file output (``predict --input x --out x`` would write its predictions over
+    the texts it reads): only the inputs that are files count, so writing into an input run's directory
+    stays allowed; stdout (``-`` or no ``--out``) is never refused."""
     if out in (None, "-"):
         return
-    o = Path(out).expanduser().resolve()
-    for what, given in inputs.items():
-        if given in (None, "-") or not Path(given).expanduser().is_file():
-            continue
-        if Path(given).expanduser().resolve() == o:
-            raise WarmstartError(
-                f"--out {out} is the {what} this command reads; writing there would replace it",
-                "choose another --out (nothing was changed)",
-            )
+    files = {what: given for what, given in inputs.items() if given and Path(given).expanduser().is_file()}
+    refuse_overlap(out, files)
