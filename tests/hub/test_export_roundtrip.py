@@ -123,7 +123,9 @@ def test_a_sentence_pair_classifier_keeps_its_segments(runs, data, tmp_path):
     without = plain.softmax(-1)
     label = model.config.id2label[0]
     lost = max(abs(float(w[0]) - p["probabilities"][label]) for w, p in zip(without, preds))
-    assert lost > 1e-4  # without token_type_ids the scores would differ (the defect of issue 23)
+    # without token_type_ids the scores differ by more than the tolerance the pipeline check uses (the
+    # defect of issue 23); how much more depends on the tiny trained model (7.7e-5 to over 1e-4 seen)
+    assert lost > 3 * TOL
 
 
 def test_a_default_tagger_exports_and_tags_as_warmstart_predict(runs, data, tmp_path):
