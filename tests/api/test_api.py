@@ -12,6 +12,7 @@ from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.models import minilm_dir
 from tests.helpers.shapes import TINY_MODEL
 from warmstart.api.data import as_source
+from warmstart.data import inline
 from warmstart.errors import WarmstartError
 
 FAST = ["train.batch_size=16", "task.max_length=32", "train.progress=false"]
@@ -28,11 +29,12 @@ def test_every_in_memory_form_is_the_same_file(monkeypatch, tmp_path):
         pd.DataFrame(records),
         datasets.Dataset.from_list(records),
     ]
-    paths = {as_source(form) for form in forms}
-    assert len(paths) == 1
-    (path,) = paths
-    assert path.startswith(str(tmp_path / "inline"))
-    assert [json.loads(line) for line in open(path)] == records
+    specs = {as_source(form) for form in forms}
+    assert len(specs) == 1
+    (spec,) = specs
+    assert spec.startswith("inline:")  # a content hash, not a cache path; the records are in the cache
+    assert [json.loads(line) for line in open(inline.path_of(spec))] == records
+    assert str(inline.path_of(spec)).startswith(str(tmp_path / "inline"))
     assert as_source("rotten-tomatoes") == "rotten-tomatoes"  # names and paths stay as they are
 
 
@@ -71,7 +73,7 @@ def test_callbacks_see_the_run_and_stop_it(tiny_pretrained, rt_small, tmp_path):
         callbacks=[seen, lambda step, loss: plain.append(step)],
     )  # fmt: skip
     assert seen.steps == plain == [1, 2, 3]  # a function is an on_step callback
-    assert [s for s, _ in seen.evaluations] == [2] and "accuracy" in seen.evaluations[0][1]  # every 2 steps
+    assert [s for s, _ in seen.evaluations] == [0, 2] and "accuracy" in seen.evaluations[1][1]  # 0, every 2
     assert [s for s, _ in seen.saved] == [2, 3]  # the stop's own checkpoint at step 3
     assert seen.saved[-1][1].endswith("step-00000003")
     assert (tmp_path / "ft" / "final").is_dir() and set(result.metrics) >= {"accuracy", "macro_f1"}

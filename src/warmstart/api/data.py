@@ -1,20 +1,75 @@
 """Data given from Python, as the commands read it: a dataset name, a path, ``hf:NAME`` stay as they are;
 in-memory data (a list of dicts or of strings, a dict of columns, a pandas DataFrame, a ``datasets.Dataset``)
-is written once as JSON lines into the cache (``inline/<sha256 of its content>.jsonl``) and that file is
-used. The same data is the same file, so a run resumes on it and its fingerprint (RUN/data.json) holds; its
-config.yaml names the file, which can be read back."""
+is written once into the cache and named by a source spec, ``inline:<sha256 of its content>``, with a label
+kept beside it ("data['train'] (DataFrame, 800 rows)": data/inline.py). The same data is the same spec, so a
+run resumes on it and its fingerprint (RUN/data.json) holds; config.yaml records the spec, not a cache path,
+and errors name the label.
+
+``data_section`` reads finetune's ``data=``: one dataset, a dict of splits (``{"train": df, "validation":
+df2, "test": df3}``, ``dev`` for validation; values in any of the forms above, or file paths), a
+``datasets.DatasetDict``, or a dict of data settings (``dict(dataset=df, label_column="stars")``,
+``dict(train_file="a.csv")``), which may hold splits too."""
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from warmstart.atomic import write_atomic
+from warmstart.data import inline
+from warmstart.data.options import FinetuneDataConfig
 from warmstart.errors import WarmstartError
-from warmstart.paths import cache_dir
+
+SPLIT_KEYS = {"train": "train", "validation": "validation", "dev": "validation", "test": "test"}
+SETTINGS = {f.name for f in dataclasses.fields(FinetuneDataConfig)}
+SOURCES = ("dataset", "train_file", "validation_file", "test_file")  # settings that name data
+
+
+def data_section(data) -> dict | None:
+    """The ``data`` config section of finetune's ``data=`` (see the module docstring); None for None."""
+    if data is None:
+        return None
+    if not _is_section(data):
+        return {"dataset": as_source(data, "data")}
+    section: dict = {}
+    for key, value in data.items():
+        where = f"data[{key!r}]"
+        name = f"{SPLIT_KEYS[key]}_file" if key in SPLIT_KEYS else key
+        if name in section:
+            raise WarmstartError(
+                f"data gives the {name.removesuffix('_file')} split twice ({_twice(data, name)})",
+                "give each split once (dev and validation are the same split)",
+            )
+        section[name] = as_source(value, where) if name in SOURCES and value is not None else value
+    return section
+
+
+def _twice(data: dict, name: str) -> str:
+    split = name.removesuffix("_file")
+    return " and ".join(k for k in data if SPLIT_KEYS.get(k) == split or k == name)
+
+
+def _is_section(data) -> bool:
+    """A dict of splits or of data settings (not a dict of columns); refuses a mix with other keys."""
+    if not isinstance(data, dict):
+        return False
+    known = [k for k in data if k in SPLIT_KEYS or k in SETTINGS]
+    if not known:
+        return False
+    dataset_dict = type(data).__name__ == "DatasetDict"
+    other = [k for k in data if k not in known]
+    if other and (dataset_dict or not all(isinstance(v, list | tuple) for v in data.values())):
+        what = "a DatasetDict" if dataset_dict else "a dict of splits or settings"
+        keys = ", ".join(map(str, other))
+        raise WarmstartError(
+            f"data is {what} with keys that are neither splits nor data settings: {keys}",
+            "keep train, validation (or dev) and test"
+            + ("" if dataset_dict else ", and settings such as label_column")
+            + ", e.g. data={'train': df, 'test': df2}",
+        )
+    return not other
 
 
 def as_source(data, what: str = "data") -> str:
@@ -28,10 +83,16 @@ def as_source(data, what: str = "data") -> str:
         raise WarmstartError(
             f"{what} holds a value JSON cannot write ({exc})", "give text and labels"
         ) from None
-    path = cache_dir() / "inline" / f"{hashlib.sha256(text.encode('utf-8')).hexdigest()[:20]}.jsonl"
-    if not path.is_file():
-        write_atomic(path, lambda fh: fh.write(text), text=True)
-    return str(path)
+    return inline.store(text, f"{what} ({_form(data)}, {len(rows):,} rows)")
+
+
+def _form(data) -> str:
+    """What the user passed, in the words of its library."""
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return "DataFrame"
+    if hasattr(data, "column_names") and hasattr(data, "to_list"):
+        return "datasets.Dataset"
+    return "dict of columns" if isinstance(data, dict) else type(data).__name__
 
 
 def rows_of(data, what: str) -> list[dict]:
@@ -73,7 +134,8 @@ def _columns(data: dict, what: str) -> list[dict]:
     if len(lengths) != len(data) or len(set(lengths.values())) > 1:
         raise WarmstartError(
             f"{what} is a dict but not one of equal-length columns ({lengths})",
-            'give columns like {"text": [...], "label": [...]} or a list of records',
+            'give columns like {"text": [...], "label": [...]}, splits like {"train": df, "test": df2}, or '
+            "a list of records",
         )
     keys = list(data)
     return [dict(zip(keys, values)) for values in zip(*(data[k] for k in keys))]

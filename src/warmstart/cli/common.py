@@ -121,6 +121,24 @@ def data_flag(p: argparse.ArgumentParser, help: str, dest: str = "data", require
     p.add_argument(*names, dest=dest, metavar="DATASET", required=required, help=f"{help}; {SAME_FLAG}")
 
 
+SPLIT_NAMES = ("train", "validation", "test")
+
+
+def split_file_flags(p: argparse.ArgumentParser) -> None:
+    """``--train-file``, ``--validation-file``, ``--test-file``: the user's own splits, helped as finetune's
+    data.*_file keys."""
+    from warmstart.data.options import FinetuneDataConfig
+
+    rows = config_rows(FinetuneDataConfig)
+    for split in SPLIT_NAMES:
+        p.add_argument(f"--{split}-file", metavar="FILE", help=rows[f"{split}_file"][2].replace("%", "%%"))
+
+
+def split_files(a: argparse.Namespace) -> dict[str, str]:
+    """{split: file} of the split-file flags given."""
+    return {s: getattr(a, f"{s}_file") for s in SPLIT_NAMES if getattr(a, f"{s}_file", None)}
+
+
 def add_text_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--text-column", default="text", help="column with the text in csv/tsv/jsonl/parquet files"

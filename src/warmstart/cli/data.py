@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warmstart.cli.common import add_text_options
+from warmstart.cli.common import add_text_options, split_file_flags, split_files
 
 
 def _data_list(a):
@@ -24,7 +24,7 @@ def _data_show(a):
         txt_mode=a.txt_mode,
         split_seed=a.split_seed,
     )
-    print(show(a.name, opts, n_examples=a.examples))
+    print(show(a.name, opts, n_examples=a.examples, files=split_files(a)))
 
 
 def _data_build(a):
@@ -93,7 +93,11 @@ def add_data(sub) -> None:
     )
     data.add_parser("list", help="named datasets").set_defaults(func=_data_list)
     show = data.add_parser("show", help="size, splits, licence and examples of a dataset or file")
-    show.add_argument("name", help="a name from `warmstart data list`, a local file, or hf:NAME[:CONFIG]")
+    show.add_argument(
+        "name", nargs="?", default="",
+        help="a name from `warmstart data list`, a local file or folder, or hf:NAME[:CONFIG]",
+    )  # fmt: skip
+    split_file_flags(show)
     show.add_argument("--examples", type=int, default=3, help="how many examples to print")
     show.add_argument("--label-column", default="label", help="column with the label")
     show.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")

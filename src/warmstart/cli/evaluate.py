@@ -6,7 +6,14 @@ import sys
 from pathlib import Path
 
 from warmstart.atomic import check_writable, write_atomic
-from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
+from warmstart.cli.common import (
+    add_text_options,
+    data_flag,
+    data_options,
+    open_input,
+    split_file_flags,
+    split_files,
+)
 from warmstart.paths import refuse_same_file
 
 SPLITS = ["train", "validation", "test", "all"]
@@ -17,12 +24,13 @@ def _evaluate(a):
     from warmstart.checkpoints.predict import evaluate_run
     from warmstart.train.checkpoint import write_json
 
+    files = split_files(a)
     if a.out:
-        refuse_same_file(a.out, {"--data": a.data})
+        refuse_same_file(a.out, {"--data": a.data, **{f"--{s}-file": f for s, f in files.items()}})
         check_writable(a.out)
-    result = evaluate_run(a.run, a.data, a.split, data_options(a))
+    result = evaluate_run(a.run, a.data, a.split, data_options(a), files=files)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
-    print(f"{a.data} ({a.split}, {result['examples']:,} examples): {shown}")
+    print(f"{result['dataset']} ({a.split}, {result['examples']:,} examples): {shown}")
     if a.out:
         write_json(result, Path(a.out))
         print(f"metrics written to {a.out}")
@@ -62,7 +70,13 @@ def _said(source) -> None:
 def add_evaluate(sub) -> None:
     ev = sub.add_parser("evaluate", help="metrics of a finetuned run on a labeled dataset split")
     ev.add_argument("run", help=RUN_HELP)
-    data_flag(ev, "dataset name or file with the same kind of labels")
+    data_flag(
+        ev,
+        "dataset name, file or folder with the same kind of labels (optional when a --*-file flag names the "
+        "split evaluated)",
+        required=False,
+    )
+    split_file_flags(ev)
     ev.add_argument("--split", default="test", choices=SPLITS, help="split")
     ev.add_argument("--label-column", default="label", help="column with the label")
     ev.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")

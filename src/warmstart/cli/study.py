@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from warmstart.cli.common import data_flag
+import json
+
+from warmstart.cli.common import data_flag, split_file_flags, split_files
 
 
 def _study(a):
     from warmstart.commands.study import run_study
     from warmstart.study.spec import StudySpec, parse_fractions, parse_seeds
 
+    # own split files reach every cell as the finetune keys data.*_file (quoted: a path is text, not YAML)
+    files = [f"data.{split}_file={json.dumps(path)}" for split, path in split_files(a).items()]
     spec = StudySpec(
         run=a.run,
-        dataset=a.data,
+        dataset=a.data or "",
         fractions=parse_fractions(a.fractions),
         seeds=parse_seeds(a.seeds),
         full_seeds=parse_seeds(a.full_seeds) if a.full_seeds else None,
         max_evals=a.max_evals,
         epochs=a.epochs,
         min_steps=a.min_steps,
-        overrides=a.overrides,
+        overrides=[*a.overrides, *files],
         stability=a.stability,
         long_epochs=a.long_epochs,
         reinit=a.reinit,
@@ -62,7 +66,12 @@ def add_study(sub) -> None:
         "regression) and tagging (brown-pos, CoNLL files; baseline: each word's most frequent tag).",
     )
     st.add_argument("run", help="a `warmstart pretrain` run, or a model directory (e.g. `warmstart import`)")
-    data_flag(st, "labeled dataset name or file (e.g. rotten-tomatoes)")
+    data_flag(
+        st,
+        "labeled dataset name, file or folder (e.g. rotten-tomatoes; optional with --train-file)",
+        required=False,
+    )
+    split_file_flags(st)
     st.add_argument("--out", required=True, help="study directory (cells/, study.json, report.html)")
     st.add_argument("--fractions", default="0.01,0.1,1", help="label fractions in (0, 1], comma-separated")
     st.add_argument("--seeds", default="1,2,3", help="seeds, comma-separated (one cell each)")

@@ -17,8 +17,7 @@ from tqdm.auto import tqdm
 
 from warmstart.checkpoints.load import check_length, load_encoder, model_config
 from warmstart.commands.finetune import finetune, resolve
-from warmstart.data.catalog import open_dataset
-from warmstart.data.options import SPLITS, data_options, limited
+from warmstart.data.options import SPLITS, limited, open_finetune_data, split_files
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_overlap
@@ -54,17 +53,15 @@ def _finetune_config(spec: StudySpec, kind: str = "labeled"):
 
 
 def _kind(spec: StudySpec) -> str:
-    """The dataset's kind, which picks the task and the baseline (TASKS); refuses what a study cannot take."""
+    """The dataset's kind, which picks the task and the baseline (TASKS); refuses what a study cannot take.
+    The data is --data, own split files (data.*_file, from --train-file ...), or both."""
 
-    data = open_dataset(spec.dataset, data_options(_finetune_config(spec).data))
+    data = open_finetune_data(_finetune_config(spec).data)
     if data.kind == "corpus":
-        raise WarmstartError(
-            f"{spec.dataset} has no labels (it is a text corpus)", f"a study needs {SUPPORTED}"
-        )
+        raise WarmstartError(f"{data.name} has no labels (it is a text corpus)", f"a study needs {SUPPORTED}")
     if data.kind not in TASKS:
         raise WarmstartError(
-            f"warmstart study supports classification and tagging only; {spec.dataset} is a {data.kind} "
-            "dataset",
+            f"warmstart study supports classification and tagging only; {data.name} is a {data.kind} dataset",
             f"use {SUPPORTED}",
         )
     return data.kind
@@ -73,18 +70,20 @@ def _kind(spec: StudySpec) -> str:
 def _records(spec: StudySpec, cfg, kind: str) -> tuple[dict[str, list[dict]], dict]:
     """The train (after data.train_limit), validation and test records, and the dataset's provenance."""
 
-    data = open_dataset(spec.dataset, data_options(cfg.data))
+    data = open_finetune_data(cfg.data)
+    if data.origin:  # own split files: where each split came from, said once (cells log to their own)
+        print(data.origin, file=sys.stderr)
     records = {s: list(data.records(s)) for s in SPLITS}
     records = limited(records, cfg.data)
     for split, rows in records.items():
         if not rows:
-            raise WarmstartError(f"the {split} split of {spec.dataset} is empty", "use more data")
+            raise WarmstartError(f"the {split} split of {data.name} is empty", "use more data")
     if kind == "tagging":
         labels = Counter(t for r in records["train"] for t in r["tags"])
     else:
         labels = Counter(str(r["label"]) for r in records["train"])
     if len(labels) < 2:
-        raise WarmstartError(f"the training split of {spec.dataset} has only one label", "use data with 2+")
+        raise WarmstartError(f"the training split of {data.name} has only one label", "use data with 2+")
     info = {
         "name": data.name,
         "description": data.description,
@@ -154,7 +153,8 @@ def run_study(
         raise WarmstartError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2 on 2 or more cores")
 
     out = Path(out)
-    refuse_overlap(out, {"model": spec.run, "--data": spec.dataset})  # before --overwrite removes anything
+    files = {f"--{s}-file": f for s, f in split_files(_finetune_config(spec).data).items()}
+    refuse_overlap(out, {"model": spec.run, "--data": spec.dataset, **files})  # before --overwrite removes
     require_sklearn()
     kind = _kind(spec)
     cfg = _finetune_config(spec, kind)  # unknown or bad override keys fail here

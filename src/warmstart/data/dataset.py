@@ -50,6 +50,13 @@ class Dataset:
         self._read, self._read_split = read, read_split
         self._stats: tuple[dict, Counter, int] | None = None
         self._kept: list[tuple[str, dict]] | None = None  # keep_in_memory(): (split, record), in order
+        self.origin: str | None = None  # own splits: where each came from, one line said to the user
+
+    @property
+    def has_splits(self) -> bool:
+        """Whether the splits are given (official, or the user's own files) rather than hashed from one
+        stream of records."""
+        return self._read_split is not None
 
     def __repr__(self) -> str:
         return f"Dataset({self.name!r}, kind={self.kind!r})"

@@ -67,29 +67,17 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
                 )
             yield record
 
-    seed = options.split_seed
     validation, test = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)
-    official = [s for s in splits.SPLITS if s in parts]
-    carved = [s for s in splits.SPLITS if s not in parts]
-    pool = parts["train"] if "train" in parts else None
-    if pool is None:  # no train split: hash-split everything there is
-        official, carved = [], list(splits.SPLITS)
-    # fractions for the carved splits only; the official ones are taken as they are
-    carve_validation = validation if "validation" in carved else 0.0
-    carve_test = test if "test" in carved else 0.0
+    carve = splits.carving(parts, options.split_seed, validation, test)  # official kept, the rest carved
+    readers = {key: (lambda key=key: convert(parts[key])) for key in parts}
 
     def read_split(split: str) -> Iterator[dict]:
-        if split in official and split != "train":
-            yield from convert(parts[split])
-            return
-        source = [pool] if pool is not None else list(parts.values())
-        for rows in source:
-            yield from splits.filter_split(convert(rows), split, seed, carve_validation, carve_test)
+        return carve.read(readers, split)
 
-    note = f"official splits: {', '.join(official) or 'none'}"
-    if carved:
-        note += f"; {', '.join(carved)} carved from {'train' if pool is not None else 'all rows'} by "
-        note += splits.describe(seed, carve_validation, carve_test)
+    note = f"official splits: {', '.join(carve.kept) or 'none'}"
+    if carve.carved:
+        note += f"; {', '.join(carve.carved)} carved from {'train' if 'train' in parts else 'all rows'} by "
+        note += splits.describe(carve.seed, carve.validation, carve.test)
     return Dataset(
         f"hf:{name}" + (f":{config}" if config else ""),
         kind,

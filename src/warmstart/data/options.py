@@ -1,18 +1,31 @@
-"""The finetuning data section: which dataset, which splits, how much of them, and the catalog options."""
+"""The finetuning data section: which dataset or split files, how much of them, and the catalog options."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from warmstart.config import opt
-from warmstart.data.dataset import DataOptions
+from warmstart.data.catalog import open_data
+from warmstart.data.dataset import DataOptions, Dataset
+from warmstart.errors import WarmstartError
 
 SPLITS = ("train", "validation", "test")
 
 
 @dataclass
 class FinetuneDataConfig:
-    dataset: str = opt("", "labeled data: a name from `warmstart data list`, a local file or hf:NAME")
+    dataset: str = opt(
+        "",
+        "labeled data: a name from `warmstart data list`, a local file, a folder of train.*, validation.* "
+        "(or dev.*), test.* files, or hf:NAME",
+    )
+    train_file: str | None = opt(
+        None, "your own training split, a file (with no dataset the splits not given are carved from it)"
+    )
+    validation_file: str | None = opt(
+        None, "your own validation split, a file (replaces the dataset's; default: carved from train)"
+    )
+    test_file: str | None = opt(None, "your own test split, a file (replaces the dataset's; default: carved)")
     text_column: str = opt("text", "column with the text (csv/tsv/jsonl/parquet/hf)")
     text_pair_column: str | None = opt(None, "column with the second text of a sentence pair")
     label_column: str = opt("label", "column with the label")
@@ -43,3 +56,19 @@ def limited(records: dict[str, list[dict]], d: FinetuneDataConfig) -> dict[str, 
     """Each split cut to its data.*_limit (None: whole)."""
     limits = {"train": d.train_limit, "validation": d.validation_limit, "test": d.test_limit}
     return {s: rows[: limits.get(s)] for s, rows in records.items()}
+
+
+def split_files(d: FinetuneDataConfig) -> dict[str, str]:
+    """{split: file} of the own split files given (train_file, validation_file, test_file)."""
+    given = {"train": d.train_file, "validation": d.validation_file, "test": d.test_file}
+    return {split: str(f) for split, f in given.items() if f}
+
+
+def open_finetune_data(d: FinetuneDataConfig, kind: str = "labeled") -> Dataset:
+    """The dataset of ``d``: its dataset with its own split files (data/split_files.py)."""
+    if not d.dataset and not split_files(d):
+        raise WarmstartError(
+            "no dataset given",
+            "pass --dataset NAME_FILE_OR_DIR or --train-file FILE (see `warmstart data list`)",
+        )
+    return open_data(d.dataset, split_files(d), data_options(d, kind))

@@ -9,7 +9,8 @@ to a number u in [0, 1): u < test -> 'test', u >= 1 - validation -> 'validation'
 """
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from warmstart.errors import WarmstartError
 
@@ -100,4 +101,44 @@ def describe(seed: int, validation: float, test: float) -> str:
     return (
         f"hashed split: blake2b of (seed {seed}, normalized text) -> {shown}, train the rest; "
         "duplicate texts always share a split"
+    )
+
+
+@dataclass(frozen=True)
+class Carving:
+    """Three splits made from parts given by split name (official splits of a hub dataset, the user's own
+    split files): a 'validation' or 'test' part is taken as it is; a split with no part is carved from the
+    'train' part by hash, with its own fraction only, so the rest of the train part stays train. With no
+    'train' part, the rows of every part are pooled and all three splits carved from them."""
+
+    kept: tuple[str, ...]  # splits taken as given
+    carved: tuple[str, ...]  # splits carved by hash
+    validation: float  # the fractions carved (0 for a kept split)
+    test: float
+    seed: int
+
+    def read(self, parts: dict[str, Callable[[], Iterable[dict]]], split: str) -> Iterator[dict]:
+        """The records of ``split``, from ``parts`` (split name -> a function that reads that part)."""
+        if split in self.kept and split != "train":
+            yield from parts[split]()
+            return
+        pools = [parts["train"]] if "train" in parts else list(parts.values())
+        for pool in pools:
+            yield from filter_split(pool(), split, self.seed, self.validation, self.test)
+
+
+def carving(names: Iterable[str], seed: int, validation: float, test: float) -> Carving:
+    """How the parts called ``names`` become train/validation/test (see ``Carving``); ``validation`` and
+    ``test`` are the fractions a split gets when it has to be carved."""
+    names = set(names)
+    if "train" not in names:
+        return Carving((), SPLITS, validation, test, seed)
+    carved = tuple(s for s in SPLITS if s not in names)
+    kept = tuple(s for s in SPLITS if s in names)
+    return Carving(
+        kept,
+        carved,
+        validation if "validation" in carved else 0.0,
+        test if "test" in carved else 0.0,
+        seed,
     )

@@ -14,8 +14,7 @@ from pathlib import Path
 from warmstart.checkpoints.generate import run_generate
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.checkpoints.predict import predict_lines
-from warmstart.data.catalog import open_dataset
-from warmstart.data.options import FinetuneDataConfig, data_options
+from warmstart.data.options import FinetuneDataConfig, open_finetune_data
 from warmstart.data.shards import TokenShards
 from warmstart.generation.decode import GenerationConfig
 from warmstart.registry import family
@@ -62,7 +61,7 @@ def text_to_text_samples(run_dir: Path, cfg: dict) -> list[list[str]]:
     data_cfg = FinetuneDataConfig(
         **{k: v for k, v in cfg.get("data", {}).items() if k in FinetuneDataConfig.__dataclass_fields__}
     )
-    data = open_dataset(data_cfg.dataset, data_options(data_cfg, "seq2seq"))
+    data = open_finetune_data(data_cfg, "seq2seq")  # its dataset, or the user's own split files
     records = []
     for r in data.records("validation"):
         records.append(r)

@@ -21,6 +21,7 @@ Records are plain dicts, one schema per dataset kind:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -28,8 +29,8 @@ import numpy as np
 import torch
 
 from warmstart.config import opt
-from warmstart.data.catalog import open_dataset
-from warmstart.data.options import SPLITS, data_options, limited
+from warmstart.data.catalog import shown
+from warmstart.data.options import SPLITS, limited, open_finetune_data, split_files
 from warmstart.data.order import EpochOrder
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
@@ -135,24 +136,26 @@ class Task:
 
 
 def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
-    """The splits of the dataset of ``d`` (a FinetuneDataConfig), limited and subset as it says."""
-    if not d.dataset:
-        raise WarmstartError("no dataset given", "pass --dataset NAME_OR_FILE (see `warmstart data list`)")
-    data = open_dataset(d.dataset, data_options(d, task.kind))
+    """The splits of the dataset of ``d`` (a FinetuneDataConfig: a dataset, own split files or both),
+    limited and subset as it says; errors name the data as the user gave it (a file, data['train'])."""
+    data = open_finetune_data(d, task.kind)
+    name = data.name if split_files(d) else shown(d.dataset)  # the file, folder or name as given
     if not task.accepts(data.kind):
         needs = " or ".join(task.kinds or (task.kind,))
         raise WarmstartError(
-            f"{d.dataset} is a {data.kind} dataset but task {task.name} needs a {needs} dataset",
+            f"{name} is a {data.kind} dataset but task {task.name} needs a {needs} dataset",
             f"pick a {needs} dataset or the task that fits (task.name=...); "
             f"labeled files need their label column (data.label_column, now '{d.label_column}')",
         )
+    if data.origin:  # own split files: where each split came from, said once
+        print(data.origin, file=sys.stderr)
     records = limited({s: list(data.records(s)) for s in SPLITS}, d)
     if d.train_fraction != 1:
         records["train"] = nested_subset(records["train"], d.train_fraction, d.subset_seed)
     for split, rows in records.items():
         if not rows:
             raise WarmstartError(
-                f"the {split} split of {d.dataset} is empty", "use more data or other split fractions"
+                f"the {split} split of {name} is empty", "use more data or other split fractions"
             )
     return {s: task.prepare(rows, data.kind, f"{data.name} ({s})") for s, rows in records.items()}, data.name
 

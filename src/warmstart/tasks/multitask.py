@@ -39,7 +39,7 @@ import torch
 from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.mixing import MixedBatches, check_mixing, mixing_rates
-from warmstart.data.options import SPLITS, data_options
+from warmstart.data.options import SPLITS, data_options, split_files
 from warmstart.data.to_text import parse_label_words
 from warmstart.errors import WarmstartError
 from warmstart.objectives.lm_loss import head_loss, token_loss, with_perplexity
@@ -111,9 +111,10 @@ def read_multitask(cfg, task: MultitaskTask) -> tuple[dict[str, list[dict]], str
     with a corpus, ``task.corrupt``. ``cfg`` is a ``FinetuneConfig``: its data options (columns, split seed,
     train_limit per task) apply to every dataset."""
     mc, d = cfg.multitask, cfg.data
-    if d.dataset:
+    if d.dataset or split_files(d):
         raise WarmstartError(
-            "task multitask reads its datasets from multitask.tasks, not from --dataset (data.dataset)",
+            "task multitask reads its datasets from multitask.tasks, not from --dataset or --*-file "
+            "(data.dataset, data.train_file, ...)",
             "drop --dataset and list every dataset: multitask.tasks=DATASET=PREFIX,DATASET=PREFIX",
         )
     specs = parse_tasks(mc.tasks)
