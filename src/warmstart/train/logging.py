@@ -1,4 +1,5 @@
-"""Run logs: metrics as JSON lines and TensorBoard event files, plus the console progress bar."""
+"""Run logs: metrics as JSON lines, passed on to the run's trackers (TensorBoard, MLflow, W&B), plus the
+console progress bar."""
 
 from __future__ import annotations
 
@@ -13,34 +14,33 @@ from warmstart.atomic import write_atomic
 
 
 class RunLogger:
-    """Appends ``{"step", "split", ...}`` records to RUN/metrics.jsonl and scalars to RUN/tb/.
+    """Appends ``{"step", "split", ...}`` records to RUN/metrics.jsonl, and each numeric value to the run's
+    ``trackers`` (train/trackers/run.py) as the scalar ``split/key`` at ``step``.
 
-    On resume from step ``s`` the records after ``s`` (written by the interrupted run) are dropped, in the
-    JSONL file and in TensorBoard (``purge_step``), so the logs read as one uninterrupted run.
+    On resume from step ``s`` the records after ``s`` (written by the interrupted run) are dropped from the
+    JSONL file (the trackers drop or skip theirs: TensorBoard's ``purge_step``), so the logs read as one
+    uninterrupted run.
     """
 
-    def __init__(self, run_dir: Path, resume_step: int | None = None):
-        from torch.utils.tensorboard import SummaryWriter
-
+    def __init__(self, run_dir: Path, resume_step: int | None = None, trackers=None):
         self.path = Path(run_dir) / "metrics.jsonl"
         if resume_step is not None and self.path.exists():  # rewritten atomically: a kill loses nothing
             kept = [r for r in self.path.read_text().splitlines() if _step(r) <= resume_step]
             write_atomic(self.path, lambda f: f.write("".join(r + "\n" for r in kept)), text=True)
-        purge = resume_step + 1 if resume_step is not None else None
-        self.tb = SummaryWriter(str(Path(run_dir) / "tb"), purge_step=purge)
+        self.trackers = trackers
         self.file = open(self.path, "a", encoding="utf-8")
 
     def log(self, step: int, split: str, values: dict) -> None:
         record = {"step": step, "split": split, "time": round(time.time(), 3), **values}
         self.file.write(json.dumps(record) + "\n")
         self.file.flush()
-        for k, v in values.items():
-            if isinstance(v, int | float):
-                self.tb.add_scalar(f"{split}/{k}", v, step)
+        scalars = {f"{split}/{k}": float(v) for k, v in values.items() if isinstance(v, int | float)}
+        if self.trackers is not None and scalars:
+            self.trackers.scalars(step, scalars)
 
     def close(self) -> None:
+        """Close the JSONL file; the trackers are ended by the run that opened them (fit, or finetune)."""
         self.file.close()
-        self.tb.close()
 
 
 def _step(line: str) -> float:

@@ -39,6 +39,8 @@ OPERATIONAL = {
     "train.fsdp",
     "train.compile",
     "train.reuse_memory",
+    "train.report_to",  # where the records also go; metrics.jsonl is the same
+    "train.gradient_checkpointing",  # recomputes activations; the gradients are the same
 }
 RECOVERY = {"train.lr", "train.max_bad_steps", "train.clip_norm", "train.spike_factor"}
 
