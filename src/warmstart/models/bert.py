@@ -15,6 +15,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.attention import SelfAttention, padding_mask
+from warmstart.nn.checkpointing import Checkpointing
 from warmstart.nn.disentangled import DisentangledSelfAttention, RelativeEmbeddings
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights, sinusoidal_
@@ -139,7 +140,7 @@ class BertLayer(nn.Module):
         return self.norm2(q + self.mlp(q))
 
 
-class BertModel(nn.Module):
+class BertModel(Checkpointing, nn.Module):
     """Encoder: ``forward(input_ids, attention_mask=None, token_type_ids=None)`` -> (B, T, H) states.
 
     ``shared_embeddings``: use another encoder's embedding module instead of owning one (ELECTRA's generator
@@ -202,7 +203,7 @@ class BertModel(nn.Module):
         rel = self.rel() if self.rel is not None else None  # one normed table for all layers
         n = self.config.num_hidden_layers
         for i in range(n if layers is None else layers):
-            x = self.block(i)(x, mask, rel)
+            x = self.run_block(self.block(i), x, mask, rel)
             if self.final_norm is not None and i == n - 1:
                 x = self.final_norm(x)
             if keep:

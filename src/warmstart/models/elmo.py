@@ -24,6 +24,7 @@ from torch import nn
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.char_cnn import CharCNN, word_chars
+from warmstart.nn.checkpointing import Checkpointing
 from warmstart.nn.lstm import LstmStack, reverse
 
 ELMO_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -75,7 +76,7 @@ class ElmoConfig:
         return self.num_layers
 
 
-class ElmoModel(nn.Module):
+class ElmoModel(Checkpointing, nn.Module):  # Checkpointing: its LSTM stacks (nn/lstm.py) run it
     """``forward(input_ids, attention_mask=None)`` -> (B, T, 2P) top biLM layer; ``hidden_states`` -> every
     layer [token, lstm 1, ..., lstm L]; ``directions`` -> (token layer, forward states, backward states)."""
 

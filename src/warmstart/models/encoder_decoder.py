@@ -10,9 +10,10 @@ from torch import nn
 
 from warmstart.nn.attention import decoder_mask, encoder_mask, padding_mask
 from warmstart.nn.block import cache_length
+from warmstart.nn.checkpointing import Checkpointing
 
 
-class EncoderDecoder(nn.Module):
+class EncoderDecoder(Checkpointing, nn.Module):
     """``forward(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask=None)`` -> decoder
     states (B, T, H); ``lm_logits(hidden)`` -> (B, T, V). For generation: ``encode`` once, then ``decode``
     step by step with the cache it returns (cross-attention keys/values of the encoder output included)."""
@@ -38,7 +39,7 @@ class EncoderDecoder(nn.Module):
         x = self.embed(input_ids, decoder=False)
         mask = encoder_mask(attention_mask, self.position_bias(False, t, t), dtype=x.dtype)
         for block in self.encoder_layers:
-            x, _ = block(x, mask)
+            x, _ = self.run_block(block, x, mask)
         return self._finish(x, self.encoder_norm)
 
     def decode(self, ids, memory, memory_mask=None, past=None, attention_mask=None):
@@ -52,7 +53,8 @@ class EncoderDecoder(nn.Module):
         cross_mask = padding_mask(memory_mask)
         present = []
         for i, block in enumerate(self.decoder_layers):
-            x, kv = block(x, mask, past[i] if past else None, memory, cross_mask, is_causal=past_len == 0)
+            past_i = past[i] if past else None
+            x, kv = self.run_block(block, x, mask, past_i, memory, cross_mask, is_causal=past_len == 0)
             present.append(kv)
         return self._finish(x, self.decoder_norm), present
 

@@ -16,6 +16,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.nn.attention import decoder_mask
 from warmstart.nn.block import Block, BlockSpec, cache_length
+from warmstart.nn.checkpointing import Checkpointing
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights
 
@@ -46,7 +47,7 @@ class GPT2Config:
         return self.n_positions
 
 
-class GPT2Model(nn.Module):
+class GPT2Model(Checkpointing, nn.Module):
     """``forward(input_ids, attention_mask=None)`` -> (B, T, H) states after the final LayerNorm;
     ``lm_logits(hidden)`` -> (B, T, V) through the tied embedding."""
 
@@ -110,7 +111,7 @@ class GPT2Model(nn.Module):
         mask = decoder_mask(t, attention_mask, past_len, dtype=x.dtype)
         present = []
         for i, block in enumerate(self.layers):
-            x, kv = block(x, mask, past[i] if past else None, is_causal=past_len == 0)
+            x, kv = self.run_block(block, x, mask, past[i] if past else None, is_causal=past_len == 0)
             present.append(kv)
         return self.final_norm(x), present
 

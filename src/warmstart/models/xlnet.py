@@ -28,6 +28,7 @@ from torch import nn
 
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
+from warmstart.nn.checkpointing import Checkpointing
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.init import init_weights
 from warmstart.nn.mlp import ACTIVATIONS, activation
@@ -136,7 +137,7 @@ def _check(c: XLNetConfig) -> None:
         )
 
 
-class XLNetModel(nn.Module):
+class XLNetModel(Checkpointing, nn.Module):
     """``forward(input_ids, attention_mask=None, token_type_ids=None)`` -> (B, T, H) content-stream states;
     ``streams(...)`` -> Streams (both streams and the memories); ``lm_logits(hidden)`` -> (B, L, V)."""
 
@@ -209,7 +210,7 @@ class XLNetModel(nn.Module):
         for i, layer in enumerate(self.layers):
             memory = mems[i] if mems else None
             new_mems.append(self._memory(h, memory))
-            h, g = layer(h, g, r, layout, memory)
+            h, g = self.run_block(layer, h, g, r, layout, memory)
             states = [*states, h] if keep else [h]
         return states, g, new_mems
 

@@ -14,6 +14,8 @@ import warnings
 import torch
 from torch import nn
 
+from warmstart.nn.checkpointing import Checkpointing
+
 # torch says once per process that its oneDNN kernels have no projection: true, and nothing a user can act on
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
@@ -49,7 +51,7 @@ def clipped_lstm(lstm: nn.LSTM, x: torch.Tensor, cell_clip: float, proj_clip: fl
     return torch.stack(out, 1)
 
 
-class LstmStack(nn.Module):
+class LstmStack(Checkpointing, nn.Module):
     """One direction: ``forward(x) -> [layer 1 output, ..., layer L output]``, each (B, T, width)."""
 
     def __init__(self, width: int, cells: int, layers: int, dropout: float, residual: bool, clips=(0, 0)):
@@ -63,9 +65,12 @@ class LstmStack(nn.Module):
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
         outs = []
         for i, lstm in enumerate(self.layers):
-            y = clipped_lstm(lstm, x, *self.clips) if any(self.clips) else lstm(x)[0]
+            y = self.run_block(self.layer, lstm, x)
             if self.residual and i > 0:
                 y = y + x
             outs.append(y)
             x = self.drop(y)
         return outs
+
+    def layer(self, lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
+        return clipped_lstm(lstm, x, *self.clips) if any(self.clips) else lstm(x)[0]

@@ -11,12 +11,19 @@ from collections import Counter
 
 import torch
 
+from warmstart.train.precision import autocast
+
 
 @torch.no_grad()
 def breakdown(
-    unit, batches, device: torch.device, train_counts: dict[str, int] | None = None, bf16: bool = False
+    unit,
+    batches,
+    device: torch.device,
+    train_counts: dict[str, int] | None = None,
+    dtype: torch.dtype | bool | None = None,
 ) -> dict | None:
-    """The test split's breakdown (None for units without ``gold_and_predicted``)."""
+    """The test split's breakdown (None for units without ``gold_and_predicted``); ``dtype``: the autocast
+    dtype the run trained with (True: bfloat16)."""
     if not hasattr(unit, "gold_and_predicted") or getattr(unit, "problem", "single_label") != "single_label":
         return None
     labels = list(unit.labels)
@@ -25,7 +32,7 @@ def breakdown(
     unit.to(device).eval()
     for batch in batches:
         batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+        with autocast(device, dtype):
             gold, pred = unit.gold_and_predicted(batch)
         matrix += torch.bincount(gold.cpu() * n + pred.cpu(), minlength=n * n).view(n, n)
     total = int(matrix.sum())

@@ -5,7 +5,8 @@ Layout of ``RUN/checkpoints/step-00000100/``::
     config.json            model config (Hugging Face field names) + a "warmstart" block
     model.safetensors      the training unit's weights (encoder + heads)
     tokenizer.json, tokenizer_config.json, special_tokens_map.json
-    trainer/state.json     step, best metric, data position, python RNG
+    trainer/state.json     step, best metric, data position, python RNG, the NaN guard's counts and
+                           fp16's loss scaler (its scale, growth tracker and skipped steps)
     trainer/optimizer.safetensors + optimizer.json   AdamW moments and param groups
     trainer/rng.safetensors                          torch / numpy / CUDA RNG states
 

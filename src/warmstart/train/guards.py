@@ -1,6 +1,8 @@
 """Guards of the fit loop: a step whose loss or gradient norm is NaN or inf is skipped (no update, gradients
 zeroed, the batch consumed) up to ``train.max_bad_steps`` times in a run, then the run stops; a gradient
 norm above ``train.spike_factor`` x the median of the last ``SPIKE_WINDOW`` norms is logged as a spike.
+Under ``train.fp16`` only the loss is checked here: an inf/NaN gradient beside a finite loss is the loss
+scaler's overflow, a step it skips and counts itself (precision.py), not a bad step.
 
 The guard's counts live in the checkpoint's trainer state, so a resumed run skips and logs exactly as an
 uninterrupted one would (a skip depends only on the data and the state, never on time or chance).

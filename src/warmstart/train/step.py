@@ -62,11 +62,19 @@ def add_parts(parts: dict, stats: dict, mine: bool = True) -> None:
 
 
 def step_gradients(
-    model, unit, batches: list[dict], counted: list[bool], autocast=contextlib.nullcontext, parts=None
+    model,
+    unit,
+    batches: list[dict],
+    counted: list[bool],
+    autocast=contextlib.nullcontext,
+    parts=None,
+    scale=None,
 ):
     """Backpropagate one step's micro-batches through ``model`` (``unit``, or its DDP/FSDP wrapper); returns
     (the step's mean loss over every micro-batch and process, their tokens). ``parts`` (a dict) gathers the
-    micro-batches' ``PART/KEY`` stats (this process's; see the module docstring)."""
+    micro-batches' ``PART/KEY`` stats (this process's; see the module docstring). ``scale`` (fp16's loss
+    scaler: train/precision.py) multiplies each backpropagated loss; the gradients are left scaled by it,
+    the returned loss is not."""
     norms = global_counts(unit, batches, counted) if hasattr(unit, "counts") else None
     count = total = 0.0
     tokens = 0
@@ -77,7 +85,8 @@ def step_gradients(
             weight = (1.0 if norms is not None else count_of(stats)) if mine else 0.0
             if parts is not None:
                 add_parts(parts, stats, mine)
-            (loss * (weight * ddp.world() if norms is not None else weight)).backward()
+            weighted = loss * (weight * ddp.world() if norms is not None else weight)
+            (weighted if scale is None else scale(weighted)).backward()
         count += weight
         total += float(loss.detach()) * weight
         tokens += tokens_of(batch) if mine else 0
