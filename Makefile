@@ -45,6 +45,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/lint-imports
+	$(BIN)/mypy  # the Python API and the config classes ([tool.mypy] in pyproject.toml; tests/test_types.py)
 
 clean:
 	rm -rf $(VENV)

@@ -2,10 +2,10 @@ import pandas as pd
 
 import warmstart
 
-reviews = pd.read_csv("reviews.csv")  # columns text, label; or a list of dicts, a datasets.Dataset
+reviews = pd.read_csv("reviews.csv")  # columns text, label; or {"train": df, "test": df2}, a DatasetDict
 
 
-class StopWhenStale:  # a callback: any of on_step(step, loss), on_evaluate(step, metrics), on_save(...)
+class StopWhenStale:  # a callback: any of on_step, on_log, on_evaluate, on_save, on_train_end
     def __init__(self, patience=2):
         self.best, self.stale, self.patience = float("inf"), 0, patience
 
@@ -25,13 +25,14 @@ run = warmstart.finetune(
     data=reviews,
     out="runs/reviews",
     epochs=3,
-    train=dict(lr=1e-4, batch_size=16),
-    task=dict(max_length=64),
+    lr=1e-4,
+    batch_size=16,
+    max_length=64,
     callbacks=[StopWhenStale()],
 )
 print(run)  # Run(finetune, 'runs/reviews', accuracy=..., macro_f1=...): the best checkpoint's test metrics
 
-model = run.load()  # or warmstart.load("runs/reviews"); a checkpoint or a transformers directory works too
+model = run.load()  # or warmstart.load("runs/reviews", device="cuda"); a transformers directory works too
 print(model.predict(["A warm, funny film.", "Dull and far too long."]))  # labels and probabilities
-vectors = model.encode(["A warm, funny film."], pooling="mean")  # numpy, (1, hidden size)
-model.export_hf("hf/reviews")  # the checkpoint it predicts with, for AutoModelForSequenceClassification
+vectors = model.encode(["A warm, funny film."], normalize_embeddings=True)  # numpy, (1, hidden size)
+model.export_hf("hf/reviews")  # the checkpoint it predicts with, with a hub model card (README.md)

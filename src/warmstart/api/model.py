@@ -1,17 +1,28 @@
-"""``warmstart.load(path)``: a run, a checkpoint or a transformers directory as one object, with what its
-model can do. ``kind`` says which: a finetuned task (classification, tagging, extractive_qa,
-multiple_choice, text_to_text), ``encoder`` (a pretrained encoder: encode, and fill_mask when it kept its
-MLM head) or ``generator`` (gpt2, t5, bart: generate). Each part loads when first used."""
+"""``warmstart.load(path, device=None, dtype=None)``: a run, a checkpoint or a transformers directory as one
+object, with what its model can do. ``kind`` says which: a finetuned task (classification, tagging,
+extractive_qa, multiple_choice, text_to_text), ``encoder`` (a pretrained encoder: encode, and fill_mask when
+it kept its MLM head) or ``generator`` (gpt2, t5, bart: generate). Each part loads when first used, on the
+model's device and in its dtype; every method computes there.
+
+The methods take the arguments Hugging Face users know: ``predict(texts, top_k=None)`` as
+``pipeline("text-classification")``, ``encode(texts, batch_size=, normalize_embeddings=,
+convert_to_tensor=)`` and ``similarity`` as sentence-transformers, ``generate(prompt, max_new_tokens=,
+do_sample=, num_return_sequences=, ...)`` as ``generate`` and ``pipeline("text-generation")``."""
 
 from __future__ import annotations
 
 import io
 import shutil
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
+import torch
 
+from warmstart.api.configs import PathLike
+from warmstart.api.python_errors import speaks_python
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.features import embed
 from warmstart.checkpoints.fill_mask import FillMask
@@ -26,36 +37,102 @@ from warmstart.hub.convert import export_hf
 from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.registry import generates
 from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.train.loop import pick_device
+
+Device: TypeAlias = "str | torch.device"
+DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
+          "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
+          "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}  # fmt: skip
 
 
-def load(path: str | Path) -> Model:
+@speaks_python("load")
+def load(path: PathLike, device: Device | None = None, dtype: torch.dtype | str | None = None) -> Model:
     """The model of a run (a finetune's best checkpoint, a pretraining's final one), of a checkpoint
-    directory, or of a transformers directory (imported once into the cache, said in one line)."""
-    d = resolve_checkpoint(warmstart_dir(str(path)), prefer="best")
-    return Model(d, read_config(d))
+    directory, or of a transformers directory (imported once into the cache, said in one line).
+
+    ``device``: "cuda", "cuda:1", "cpu" or a ``torch.device``; None: CUDA when there is one, else the CPU.
+    ``dtype``: the weights' float type, ``torch.float16``/``bfloat16``/``float32`` or its name ("fp16",
+    "bf16"...); None keeps float32 (fill_mask always runs in float32)."""
+    d = resolve_checkpoint(warmstart_dir(str(path)) or str(path), prefer="best")
+    return Model(d, read_config(d), device=device, dtype=dtype)
+
+
+def _device(device: Device | None) -> torch.device:
+    """The device to compute on: None is CUDA when there is one, else the CPU."""
+    if device is None:
+        return pick_device("auto")
+    name = str(device)
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise WarmstartError(
+            f"device={name!r} but no CUDA device is available",
+            'use device="cpu", or device=None (CUDA if any)',
+        )
+    try:
+        return torch.device(name)
+    except RuntimeError:
+        raise WarmstartError(f"unknown device {name!r}", 'use "cpu", "cuda" or "cuda:N"') from None
+
+
+def _dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    name = str(dtype).removeprefix("torch.")
+    if name not in DTYPES:
+        raise WarmstartError(f"unknown dtype {dtype!r}", "use torch.float16, torch.bfloat16 or torch.float32")
+    return DTYPES[name]
 
 
 class Model:
-    """A loaded model: ``predict``, ``encode``, ``fill_mask``, ``generate`` (each where the model can),
-    ``tokenizer``, ``config`` (its config.json), ``model`` (the torch module), ``save``, ``export_hf``."""
+    """A loaded model: ``predict``, ``encode``, ``similarity``, ``fill_mask``, ``generate`` (each where the
+    model can), ``tokenizer``, ``config`` (its config.json), ``model`` (the torch module), ``device``,
+    ``dtype``, ``to(device, dtype)``, ``save``, ``export_hf``."""
 
-    def __init__(self, directory: Path, config: dict):
+    def __init__(
+        self,
+        directory: Path,
+        config: dict,
+        device: Device | None = None,
+        dtype: torch.dtype | str | None = None,
+    ):
         self.path, self.config = Path(directory), config
         self.card = RunCard.read(config)
         if self.card.finetuned:
             self.kind = self.card.task_name
         else:
             self.kind = "generator" if generates(self.card.arch) else "encoder"
+        self.device = _device(device)
+        self.dtype = _dtype(dtype)
 
     def __repr__(self) -> str:
-        return f"Model({self.kind}, {self.card.arch}, {str(self.path)!r})"
+        return f"Model({self.kind}, {self.card.arch}, {str(self.path)!r}, device={str(self.device)!r})"
+
+    @speaks_python("Model.to")
+    def to(self, device: Device | None = None, dtype: torch.dtype | str | None = None) -> Model:
+        """Move the model (the parts loaded so far, and those loaded later) to ``device`` and/or ``dtype``."""
+        if device is not None:
+            self.device = _device(device)
+        if dtype is not None:
+            self.dtype = _dtype(dtype)
+        for module in self._loaded_modules():
+            module.to(self.device, self.dtype)
+        if "_predictor" in self.__dict__:
+            self._predictor.device = self.device
+        if "_filler" in self.__dict__:
+            del self.__dict__["_filler"]  # reloads on the new device when next used
+        return self
+
+    def _loaded_modules(self) -> list[torch.nn.Module]:
+        parts = self.__dict__
+        found = [parts["_predictor"].unit] if "_predictor" in parts else []
+        found += [parts["_encoder"]] if "_encoder" in parts else []
+        return found + ([parts["_generator"][0]] if "_generator" in parts else [])
 
     @cached_property
     def tokenizer(self) -> Tokenizer:
         return Tokenizer.load(self.path)
 
     @property
-    def model(self):
+    def model(self) -> torch.nn.Module:
         """The torch module: a finetune's task unit (encoder + head), a generator, or the encoder."""
         if self.card.finetuned:
             return self._predictor.unit
@@ -63,51 +140,121 @@ class Model:
 
     @cached_property
     def _predictor(self) -> Predictor:
-        return Predictor(str(self.path))
+        return Predictor(str(self.path), device=str(self.device), dtype=self.dtype)
 
     @cached_property
-    def _encoder(self):
+    def _encoder(self) -> torch.nn.Module:
         encoder, _, _ = load_encoder(self.path)
-        return encoder.eval()
+        return encoder.eval().to(self.device, self.dtype)
 
     @cached_property
-    def _generator(self):
-        return load_generator(self.path)
+    def _generator(self) -> tuple[Any, Tokenizer, dict]:
+        model, tokenizer, config_json = load_generator(self.path)
+        return model.to(self.device, self.dtype), tokenizer, config_json
 
-    def predict(self, inputs, batch_size: int = 64):
-        """Predictions of a finetuned model: for one input a dict, for a list of inputs a list, in order. An
-        input is a text, a (text, text_pair) tuple, or a dict with the task's keys ({"question",
-        "context"}, {"context", "choices"}, {"tokens"})."""
+    @speaks_python("Model.predict")
+    def predict(self, inputs: Any, batch_size: int = 64, top_k: int | None = 1) -> Any:
+        """Predictions of a finetuned model: for one input a result, for a list of inputs a list, in order.
+        An input is a text, a (text, text_pair) tuple, or a dict with the task's keys ({"question",
+        "context"}, {"context", "choices"}, {"tokens"}). ``batch_size``: inputs per forward pass.
+
+        ``top_k=1`` (the default): a dict with the text, the ``label`` and every label's ``probabilities``.
+        A classifier also ranks: ``top_k=None`` gives every label as ``[{"label", "score"}, ...]`` from the
+        best down (as transformers' ``pipeline("text-classification", top_k=None)``), ``top_k=k`` the best
+        k."""
         self._need(self.card.finetuned, "predict", "finetune it first (warmstart.finetune)")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise WarmstartError(
+                f"top_k must be a positive whole number or None, got {top_k!r}", "e.g. top_k=3"
+            )
         single = isinstance(inputs, str | dict) or (isinstance(inputs, tuple) and len(inputs) == 2)
         items = [inputs] if single else list(inputs)
         pairs = [{"text": x[0], "text_pair": x[1]} if isinstance(x, tuple) else x for x in items]
         self._predictor.batch_size = batch_size
         records = [self._predictor.record(x, i + 1) for i, x in enumerate(pairs)]
         out = self._predictor.predict(records)
-        return out[0] if single else out
+        results: list[Any] = out if top_k == 1 else [self._ranked(p, top_k) for p in out]
+        return results[0] if single else results
 
+    def _ranked(self, prediction: dict, top_k: int | None) -> list[dict]:
+        scores = prediction.get("probabilities")
+        if not isinstance(scores, dict):
+            raise WarmstartError(
+                f"top_k ranks class labels, and a {self.kind} model has none to rank", "leave top_k=1"
+            )
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+        return [{"label": label, "score": score} for label, score in ranked[:top_k]]
+
+    @speaks_python("Model.encode")
     def encode(
         self,
-        texts,
+        texts: str | Sequence[str],
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        device: Device | None = None,
+        normalize_embeddings: bool = False,
         pooling: str | None = None,
         normalize: bool | None = None,
         layer: str = "last",
         max_length: int | None = None,
-    ) -> np.ndarray:
-        """(len(texts), D) float32 sentence vectors. By default the pooling and normalization a
-        sentence-transformers model declares (all-MiniLM-L6-v2: mean, unit length), else the [CLS] state."""
+    ) -> Any:
+        """Sentence vectors, as sentence-transformers' ``encode``: a (len(texts), D) float32 numpy array (one
+        text: a (D,) vector); ``convert_to_tensor`` a torch tensor on the model's device, neither a list of
+        tensors. ``batch_size`` texts per forward pass (32); ``show_progress_bar`` a bar over the batches;
+        ``device`` moves the model there first (as sentence-transformers does).
+
+        The pooling and normalization are the ones the model declares (all-MiniLM-L6-v2: mean, unit
+        length), else the [CLS] state as is; ``normalize_embeddings=True`` scales to unit length in any
+        case, ``normalize=False`` turns a declared normalization off, ``pooling`` ("cls", "mean", "max") and
+        ``layer`` (features.py) choose others; ``max_length`` tokens (default: the declared length, else the
+        model's positions, at most 512)."""
         self._need(self.kind != "generator", "encode", "encode with an encoder run (bert, roberta, ...)")
+        if device is not None:
+            self.to(device)
         single = isinstance(texts, str)
-        texts = [texts] if single else list(texts)
+        batch = [texts] if isinstance(texts, str) else list(texts)
+        if normalize_embeddings:
+            normalize = True
         pooling, normalize, declared_length = sentence_options(self.card, pooling, normalize)
         limit = getattr(self._encoder.config, "max_length", None) or 512  # None: no learned positions
         length = max_length or min(declared_length or limit, limit)
-        vectors = embed(self._encoder, self.tokenizer, texts, layer, pooling, length)
+        vectors = embed(self._encoder, self.tokenizer, batch, layer, pooling, length, batch_size,
+                        progress=bool(show_progress_bar))  # fmt: skip
         if normalize:
             vectors = unit_length(vectors)
-        return vectors[0] if single else vectors
+        if convert_to_tensor:
+            out: Any = torch.from_numpy(vectors).to(self.device)
+        elif convert_to_numpy:
+            out = vectors
+        else:
+            out = list(torch.from_numpy(vectors).to(self.device))
+        return out[0] if single else out
 
+    @speaks_python("Model.similarity")
+    def similarity(self, a: Any, b: Any) -> torch.Tensor:
+        """The (len(a), len(b)) cosine similarity matrix, as sentence-transformers' ``model.similarity``:
+        ``a`` and ``b`` are embeddings (numpy arrays or tensors, one vector or a matrix each) or texts (a
+        string or a list of strings, encoded first). A float32 tensor on the CPU."""
+
+        def matrix(x: Any) -> torch.Tensor:
+            if isinstance(x, str) or (isinstance(x, Sequence) and x and isinstance(x[0], str)):
+                x = self.encode(x)
+            t = torch.as_tensor(
+                np.asarray(x.cpu() if isinstance(x, torch.Tensor) else x), dtype=torch.float32
+            )
+            return t.unsqueeze(0) if t.dim() == 1 else t
+
+        left, right = matrix(a), matrix(b)
+        if left.shape[-1] != right.shape[-1]:
+            raise WarmstartError(
+                f"the embeddings have {left.shape[-1]} and {right.shape[-1]} dimensions",
+                "compare vectors of one model",
+            )
+        return torch.nn.functional.normalize(left, dim=-1) @ torch.nn.functional.normalize(right, dim=-1).T
+
+    @speaks_python("Model.fill_mask")
     def fill_mask(self, text: str, k: int = 5) -> list[list[dict]]:
         """The top ``k`` tokens (with probabilities) at each [MASK] of ``text``, in order."""
         self._need(self.kind == "encoder", "fill_mask", "use a run pretrained with mlm")
@@ -115,17 +262,49 @@ class Model:
 
     @cached_property
     def _filler(self) -> FillMask:
-        return FillMask(str(self.path))
+        return FillMask(str(self.path), device=str(self.device))
 
-    def generate(self, prompt, **settings):
-        """The text a generator writes for ``prompt`` (a list of prompts: a list); settings as
-        ``warmstart generate`` takes them (max_new_tokens, strategy, temperature, top_p, num_beams...)."""
+    @speaks_python("Model.generate")
+    def generate(
+        self,
+        prompt: str | Sequence[str],
+        max_new_tokens: int | None = None,
+        do_sample: bool | None = None,
+        num_return_sequences: int = 1,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        temperature: float | None = None,
+        repetition_penalty: float | None = None,
+        num_beams: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        **settings: Any,
+    ) -> Any:
+        """The text a generator writes for ``prompt`` (decoders: the prompt and its continuation; an
+        encoder-decoder: its output). One prompt: a string; a list of prompts: a list; with
+        ``num_return_sequences`` n > 1 a list of n texts per prompt (as ``pipeline("text-generation")``).
+
+        As transformers' ``generate``: ``max_new_tokens`` (50), ``do_sample`` (sampling instead of greedy),
+        ``num_beams`` (beam search when above 1), ``top_k`` (0: off; transformers' default is 50), ``top_p``
+        (1.0: off), ``temperature`` (1.0), ``repetition_penalty`` (1.0: off), ``num_return_sequences``;
+        ``stop``: a string or strings that end a text (left out). Other settings as ``warmstart generate``
+        takes them (``seed``, ``max_length``, ``length_penalty``, ``strategy``: generation/decode.py)."""
         self._need(self.kind in ("generator", "text_to_text"), "generate", "use a gpt2, t5 or bart run")
+        given = dict(max_new_tokens=max_new_tokens, top_k=top_k, top_p=top_p, temperature=temperature,
+                     repetition_penalty=repetition_penalty, num_beams=num_beams)  # fmt: skip
+        values = {**{k: v for k, v in given.items() if v is not None}, **settings}
+        values["strategy"] = _strategy(settings.get("strategy"), do_sample, num_beams)
+        values["num_return_sequences"] = num_return_sequences
+        if stop is not None:
+            values["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        cfg = from_dict(GenerationConfig, values)
         prompts = [prompt] if isinstance(prompt, str) else list(prompt)
-        texts = run_generate(self.path, prompts, from_dict(GenerationConfig, settings), stream=io.StringIO())
-        return texts[0] if isinstance(prompt, str) else texts
+        texts = run_generate(self.path, prompts, cfg, stream=io.StringIO(), loaded=self._generator)
+        n = cfg.num_return_sequences
+        grouped: list[Any] = texts if n == 1 else [texts[i : i + n] for i in range(0, len(texts), n)]
+        return grouped[0] if isinstance(prompt, str) else grouped
 
-    def save(self, directory: str | Path) -> Path:
+    @speaks_python("Model.save")
+    def save(self, directory: PathLike) -> Path:
         """A copy of the model directory (weights, config.json, tokenizer) that ``warmstart.load`` reads."""
         out = Path(directory)
         if out.exists() and any(out.iterdir()):
@@ -133,10 +312,29 @@ class Model:
         shutil.copytree(self.path, out, dirs_exist_ok=True)
         return out
 
-    def export_hf(self, directory: str | Path, overwrite: bool = False) -> Path:
+    @speaks_python("Model.export_hf")
+    def export_hf(self, directory: PathLike, overwrite: bool = False) -> Path:
         """The model as a transformers directory (``AutoModel*.from_pretrained``): ``warmstart export``."""
-        return export_hf(self.path, directory, overwrite=overwrite)
+        return export_hf(self.path, Path(directory), overwrite=overwrite)
 
     def _need(self, ok: bool, what: str, fix: str) -> None:
         if not ok:
             raise WarmstartError(f"{self.path} holds a {self.kind} model, which cannot {what}", fix)
+
+
+def _strategy(strategy: str | None, do_sample: bool | None, num_beams: int | None) -> str:
+    """warmstart's decoding strategy from transformers' switches: do_sample samples, num_beams > 1 searches,
+    neither is greedy; an explicit ``strategy`` must agree with them."""
+    beams = num_beams is not None and num_beams > 1
+    if do_sample and beams:
+        raise WarmstartError(
+            "do_sample=True with num_beams above 1 (beam sampling) is not supported",
+            "sample (do_sample=True) or search (num_beams=4), not both",
+        )
+    implied = "sample" if do_sample else "beam" if beams else None
+    if strategy is not None and implied is not None and strategy != implied:
+        raise WarmstartError(
+            f"strategy={strategy!r} disagrees with do_sample={do_sample}, num_beams={num_beams}",
+            "give the strategy or transformers' switches, not both",
+        )
+    return strategy or implied or "greedy"

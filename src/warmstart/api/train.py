@@ -1,17 +1,37 @@
-"""The commands as Python functions: keyword arguments mirror the CLI's keys (api/settings.py), data may be
-in memory (api/data.py), and callbacks follow the run (train/callbacks.py: ``on_step``, ``on_evaluate``,
-``on_save``; raise ``warmstart.StopTraining`` in one to end the run early). Each calls the same function
-as the command line does and returns a ``Run``."""
+"""The commands as Python functions: typed keywords for the common settings and the CLI's keys for the rest
+(api/settings.py), config sections as dicts or dataclasses (api/configs.py), data in memory (api/data.py),
+callbacks that follow the run (train/callbacks.py: ``on_step``, ``on_log``, ``on_evaluate``, ``on_save``,
+``on_train_end``; raise ``warmstart.StopTraining`` in one to end the run early), and errors in Python's
+words (api/python_errors.py). Each calls the same function as the command line does and returns a
+``Run``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import inspect
+import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
+
+import torch
 
 from warmstart import config as C
-from warmstart.api.data import as_source
+from warmstart.api.configs import (
+    DataclassInstance,
+    FinetuneConfig,
+    PathLike,
+    PretrainConfig,
+    StrategyConfig,
+    TaskConfig,
+    TrainConfig,
+    given,
+    is_config,
+    plain,
+)
+from warmstart.api.data import as_source, data_section
+from warmstart.api.python_errors import speaks_python
 from warmstart.api.run import Run
-from warmstart.api.settings import settings
+from warmstart.api.settings import KEYWORDS, check_keywords, command_flags, settings
 from warmstart.commands import finetune as finetune_command
 from warmstart.commands import pretrain as pretrain_command
 from warmstart.data.corpus import corpus_texts
@@ -22,82 +42,183 @@ from warmstart.word2vec.run import run as word2vec_run
 from warmstart.word2vec.train import Word2VecConfig
 
 
-def _corpora(corpus, texts) -> list[str] | None:
-    names = [corpus] if isinstance(corpus, str | Path) else list(corpus or [])
+def _corpora(corpus: PathLike | Iterable[PathLike] | None, texts: Any) -> list[str] | None:
+    names = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus or [])
     if texts is not None:
         names.append(as_source(texts, "texts"))
     return [str(n) for n in names] or None
 
 
+@speaks_python("pretrain")
 def pretrain(
     *dotted: str,
-    corpus: str | Iterable[str] | None = None,
-    texts=None,
-    tokenizer: str | None = None,
-    shards: str | None = None,
-    init: str | None = None,
+    corpus: PathLike | Iterable[PathLike] | None = None,
+    texts: Any = None,
+    tokenizer: PathLike | None = None,
+    shards: PathLike | None = None,
+    init: PathLike | None = None,
     preset: str | None = None,
-    config: str | None = None,
-    out: str | None = None,
+    config: PathLike | DataclassInstance | None = None,
+    out: PathLike | None = None,
+    train: TrainConfig | dict[str, Any] | None = None,
+    lr: float | None = None,
     steps: int | None = None,
-    callbacks: Iterable = (),
-    resume: str | None = None,
+    batch_size: int | None = None,
+    max_length: int | None = None,
+    seed: int | None = None,
+    device: str | torch.device | None = None,
+    bf16: bool | None = None,
+    fp16: bool | None = None,
+    warmup_ratio: float | None = None,
+    weight_decay: float | None = None,
+    grad_accum: int | None = None,
+    eval_every: int | None = None,
+    early_stopping: int | None = None,
+    report_to: str | Sequence[str] | None = None,
+    metric_for_best_model: str | None = None,
+    greater_is_better: bool | None = None,
+    gradient_checkpointing: bool | None = None,
+    callbacks: Iterable[Any] = (),
+    resume: PathLike | None = None,
     overwrite: bool = False,
-    **sections,
+    **sections: Any,
 ) -> Run:
-    """``warmstart pretrain``: ``corpus`` names or files, or ``texts`` (a list of strings, a DataFrame with a
-    text column...), with ``tokenizer``; or ``shards``. Sections as dicts: ``model=dict(hidden_size=256)``,
-    ``train=dict(lr=1e-3)``; ``steps`` is ``train.steps``."""
+    """``warmstart pretrain``: a self-supervised objective on ``corpus`` (names or files) or ``texts`` (a list
+    of strings, a DataFrame with a text column...) with ``tokenizer``, or on ``shards``; returns the Run.
+
+    Typed keywords (None: the preset's or the default): ``lr`` peak learning rate (default 5e-4), ``steps``
+    optimizer steps (1000), ``batch_size`` sequences per micro-batch (32), ``max_length`` tokens per packed
+    sequence (``data.seq_len``, 128), ``seed`` (0), ``device`` ("auto": CUDA when there is one), ``bf16`` /
+    ``fp16`` autocast (off), ``warmup_ratio`` (0.06 of the steps), ``weight_decay`` (0.01), ``grad_accum``
+    micro-batches per step (1), ``eval_every`` steps (200), ``early_stopping`` evaluations without
+    improvement (0: off), ``report_to`` trackers, ``metric_for_best_model`` / ``greater_is_better``,
+    ``gradient_checkpointing``. Each sets its ``train.*`` key; giving it in ``train=`` too is an error.
+
+    ``preset`` a recipe (``"bert-mini"``, ``"gpt2-tiny"``...); ``config`` a YAML file or a
+    ``PretrainConfig`` (below the keywords); ``init`` continue from a run (DAPT); sections as dicts or
+    dataclasses (``model=dict(hidden_size=256)``, ``train=TrainConfig(clip_norm=0.5)``); ``callbacks``
+    see ``warmstart.train.callbacks``; ``resume`` a run directory to continue; ``overwrite`` replace
+    ``out``."""
+    args = locals()
+    check_keywords("pretrain", sections, _parameters(pretrain), PretrainConfig)
+    typed = {k: _device(args[k]) for k in KEYWORDS["pretrain"]}
     data = {"corpus": _corpora(corpus, texts), "tokenizer": tokenizer, "shards": shards}
-    sections["data"] = C.merge({k: v for k, v in data.items() if v is not None}, sections.get("data") or {})
-    if steps is not None:
-        sections["train"] = C.merge(sections.get("train") or {}, {"steps": steps})
-    flags, overrides = settings({**sections, "init": init, "out": out}, dotted)
+    given_data = plain(sections.get("data")) or {}
+    sections["data"] = C.merge({k: _text(v) for k, v in data.items() if v is not None}, given_data)
+    sections.update(train=train, init=_text(init), out=_text(out))
+    flags, overrides = command_flags("pretrain", typed, sections, dotted)
+    config_file, flags = _config(config, flags)
     flags = {k: v for k, v in flags.items() if v != {}}
     result = pretrain_command.pretrain(
-        preset, config, flags, overrides, resume=resume, overwrite=overwrite, hooks=callbacks
+        preset, config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=callbacks
     )
     return Run(Path(result["run_dir"]), "pretrain", result)
 
 
+@speaks_python("finetune")
 def finetune(
     *dotted: str,
-    init: str | None = None,
-    data=None,
-    out: str | None = None,
-    task: str | dict | None = None,
-    strategy: str | dict | None = None,
+    init: PathLike | None = None,
+    data: Any = None,
+    out: PathLike | None = None,
+    config: PathLike | FinetuneConfig | None = None,
+    task: str | TaskConfig | dict[str, Any] | None = None,
+    strategy: str | StrategyConfig | dict[str, Any] | None = None,
+    train: TrainConfig | dict[str, Any] | None = None,
+    lr: float | None = None,
     epochs: float | None = None,
-    seeds: list[int] | None = None,
-    config: str | None = None,
-    callbacks: Iterable = (),
-    resume: str | None = None,
+    batch_size: int | None = None,
+    max_length: int | None = None,
+    seeds: Sequence[int] | None = None,
+    seed: int | None = None,
+    device: str | torch.device | None = None,
+    bf16: bool | None = None,
+    fp16: bool | None = None,
+    warmup_ratio: float | None = None,
+    weight_decay: float | None = None,
+    grad_accum: int | None = None,
+    eval_every: int | None = None,
+    early_stopping: int | None = None,
+    steps: int | None = None,
+    report_to: str | Sequence[str] | None = None,
+    metric_for_best_model: str | None = None,
+    greater_is_better: bool | None = None,
+    gradient_checkpointing: bool | None = None,
+    callbacks: Iterable[Any] = (),
+    resume: PathLike | None = None,
     overwrite: bool = False,
-    **sections,
+    **sections: Any,
 ) -> Run:
-    """``warmstart finetune``: ``init`` a pretrained run, checkpoint or transformers directory; ``data`` a
-    dataset name or file, in-memory records (a list of {"text", "label"} dicts, a DataFrame, a
-    datasets.Dataset), or a dict of data settings with the dataset under "dataset" (``data=dict(dataset=df,
-    label_column="stars")``). ``task="tagging"``, ``strategy="lora"``; other sections as dicts."""
-    if isinstance(data, dict) and "dataset" in data:
-        section = {**data, "dataset": as_source(data["dataset"], "data")}
-    else:
-        section = {} if data is None else {"dataset": as_source(data, "data")}
+    """``warmstart finetune``: train a task head (and, by ``strategy``, the encoder) of ``init`` on ``data``,
+    pick the best model on validation and score it on test; returns the Run (``run.metrics``,
+    ``run.history``, ``run.load()``).
+
+    ``init`` a pretrained run, checkpoint or transformers directory. ``data`` a dataset name or file,
+    in-memory records (a list of {"text", "label"} dicts, a DataFrame, a datasets.Dataset), your own splits
+    (``{"train": df, "validation": df2, "test": df3}``, a DatasetDict), or data settings (a dict or
+    ``DataConfig``: ``dict(dataset=df, label_column="stars")``).
+
+    Typed keywords (None: the default): ``lr`` peak learning rate (2e-5), ``epochs`` passes over the train
+    split (3; a non-zero ``steps`` wins), ``batch_size`` examples per micro-batch (32), ``max_length`` tokens
+    per input (``task.max_length``, 128), ``seeds`` one run each ([0]; 2+ seeds: a summary), ``seed`` one seed
+    (``seeds=[seed]``), ``device`` ("auto": CUDA when there is one), ``bf16`` / ``fp16`` autocast (off),
+    ``warmup_ratio`` (0.1 of the steps), ``weight_decay`` (0.01), ``grad_accum`` micro-batches per step (1),
+    ``eval_every`` steps (0: ``evals_per_epoch``, 4 a pass), ``early_stopping`` evaluations without
+    improvement (0: off), ``steps`` optimizer steps (0: from epochs), ``task`` ("classification", "tagging",
+    ...), ``strategy`` ("full", "frozen", "lora", ...), ``report_to`` trackers, ``metric_for_best_model`` /
+    ``greater_is_better`` (default: the task's metric), ``gradient_checkpointing`` (off). Each sets one config
+    key (``lr`` is ``train.lr``); giving the key in its section too (``train=dict(lr=...)``) is an error.
+
+    ``config`` a YAML file or a ``FinetuneConfig`` (below the keywords); other sections as dicts or
+    dataclasses (``train=TrainConfig(clip_norm=0.5)``); ``callbacks`` see ``warmstart.train.callbacks``;
+    ``resume`` a run directory to finish; ``overwrite`` replace ``out``."""
+    args = locals()
+    check_keywords("finetune", sections, _parameters(finetune), FinetuneConfig)
+    typed = {k: _device(args[k]) for k in KEYWORDS["finetune"] if k not in ("task", "strategy")}
+    for name in ("task", "strategy"):  # a name is the typed keyword, a dict or dataclass the section
+        if isinstance(args[name], str):
+            typed[name] = args[name]
+        elif args[name] is not None:
+            sections[name] = args[name]
+    data = plain(data)  # a DataConfig as its settings
+    section = data_section(data)  # one dataset, {"train": df, ...}, a DatasetDict or data settings
     if section:
         sections["data"] = section
-    kwargs = dict(init=init, out=out, task=task, strategy=strategy, epochs=epochs, seeds=seeds)
-    flags, overrides = settings({**sections, **kwargs}, dotted)
+    sections.update(train=train, init=_text(init), out=_text(out))
+    flags, overrides = command_flags("finetune", typed, sections, dotted)
+    config_file, flags = _config(config, flags)
     result = finetune_command.finetune(
-        config, flags, overrides, resume=resume, overwrite=overwrite, hooks=callbacks
+        config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=callbacks
     )
     return Run(Path(result["run_dir"]), "finetune", result)
 
 
+def _config(config: Any, flags: dict) -> tuple[str | None, dict]:
+    """(config file, flags): a config dataclass lies below the keywords and sections, as a file does."""
+    if is_config(config):
+        return None, C.merge(given(config), flags)
+    return _text(config), flags
+
+
+def _parameters(fn: Callable[..., Any]) -> list[str]:
+    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+
+def _text(value: Any) -> Any:
+    """A path as the commands read it (None stays None)."""
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def _device(value: Any) -> Any:
+    return str(value) if isinstance(value, torch.device) else value
+
+
+@speaks_python("train_tokenizer")
 def train_tokenizer(
-    corpus: str | Iterable[str] | None = None,
+    corpus: PathLike | Iterable[PathLike] | None = None,
     *,
-    texts=None,
-    out: str,
+    texts: Any = None,
+    out: PathLike,
     kind: str = "wordpiece",
     vocab_size: int = 16000,
     min_frequency: int = 2,
@@ -122,13 +243,14 @@ def train_tokenizer(
 W2V_KEYS = {f for f in Word2VecConfig.__dataclass_fields__}
 
 
+@speaks_python("word2vec")
 def word2vec(
     *dotted: str,
-    corpus: str | Iterable[str] | None = None,
-    texts=None,
-    out: str | None = None,
+    corpus: PathLike | Iterable[PathLike] | None = None,
+    texts: Any = None,
+    out: PathLike | None = None,
     overwrite: bool = False,
-    **settings_,
+    **settings_: Any,
 ) -> Run:
     """``warmstart word2vec train``: skip-gram or CBOW vectors of ``corpus`` and/or ``texts``, evaluated on
     analogies and word similarity. Word2vec settings go as keywords (``dim=100, model="cbow"``) or in

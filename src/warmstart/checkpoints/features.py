@@ -2,7 +2,8 @@
 
 Layer spec (``--layer``): ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
 [embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer). Pooling: ``cls`` (the
-first token's state) or ``mean`` (the mean over non-padding tokens).
+first token's state) or ``mean`` (the mean over non-padding tokens). Batches run on the device the encoder's
+weights are on; the features come back as numpy arrays on the CPU.
 """
 
 from __future__ import annotations
@@ -20,26 +21,43 @@ from warmstart.tokenization.open_words import reading
 
 @torch.no_grad()
 def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
-    """For each batch of texts: (states list [emb, l1..lL], attention_mask), in order, in eval mode."""
+    """For each batch of texts: (indices, states list [emb, l1..lL], attention_mask), longest first, in
+    eval mode, on the encoder's device."""
 
     check_length(encoder.config, max_length, "--max-length")
     encoder.eval()
     tokenizer = reading(encoder, tokenizer, texts)  # a character model (ELMo) reads every word's characters
     ids, types = tokenizer.encode_pairs(texts, None, max_length)
     order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding
+    device = next((p.device for p in encoder.parameters()), torch.device("cpu"))
     for start in range(0, len(ids), batch_size):
         idx = order[start : start + batch_size]
         batch = encoder_inputs([ids[i] for i in idx], [types[i] for i in idx], tokenizer.pad_id)
+        batch = {k: v.to(device) for k, v in batch.items()}
         states = encoder.hidden_states(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
         yield idx, states, batch["attention_mask"]
 
 
-def embed(encoder, tokenizer, texts: list[str], layer: str, pooling: str, max_length: int) -> np.ndarray:
-    """(len(texts), D) float32 features, in the order of ``texts``."""
+def embed(
+    encoder,
+    tokenizer,
+    texts: list[str],
+    layer: str,
+    pooling: str,
+    max_length: int,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> np.ndarray:
+    """(len(texts), D) float32 features, in the order of ``texts``; ``progress``: a bar over the batches."""
     check_layer(layer, encoder.config.num_hidden_layers)
     out: np.ndarray | None = None
-    for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        vectors = pool(select(states, layer), mask, pooling, cls_at_end(encoder)).float().numpy()
+    batches = layer_features(encoder, tokenizer, texts, max_length, batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, total=-(-len(texts) // batch_size), desc="encode", unit="batch")
+    for idx, states, mask in batches:
+        vectors = pool(select(states, layer), mask, pooling, cls_at_end(encoder)).float().cpu().numpy()
         if out is None:
             out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         out[idx] = vectors
@@ -50,7 +68,9 @@ def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int)
     """(L + 1, len(texts), H): pooled features of the embeddings and of every layer."""
     out = None
     for idx, states, mask in layer_features(encoder, tokenizer, texts, max_length):
-        pooled = torch.stack([pool(s, mask, pooling, cls_at_end(encoder)) for s in states]).float().numpy()
+        pooled = (
+            torch.stack([pool(s, mask, pooling, cls_at_end(encoder)) for s in states]).float().cpu().numpy()
+        )
         if out is None:
             out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
         out[:, idx] = pooled

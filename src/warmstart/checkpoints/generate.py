@@ -6,27 +6,31 @@ import sys
 
 from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
-from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
+from warmstart.generation.decode import GenerationConfig, cut_at_stop, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
 from warmstart.models.encoder_decoder import EncoderDecoder
 
 
-def run_generate(path, prompts: list[str], cfg: GenerationConfig, stream=None, show_special=False):
-    """Generate from the run or model directory ``path`` and print one result per prompt: decoders the
-    prompt and its continuation, encoder-decoders the output. One prompt with greedy or sample streams.
-    Returns the printed texts. ``stream``: default sys.stdout."""
+def run_generate(
+    path, prompts: list[str], cfg: GenerationConfig, stream=None, show_special=False, loaded=None
+):
+    """Generate from the run or model directory ``path`` and print one result per prompt (with
+    ``num_return_sequences`` n, n per prompt, prompt by prompt): decoders the prompt and its continuation,
+    encoder-decoders the output, each cut before a ``stop`` string. One prompt with greedy or sample (one
+    text, no stop strings) streams. Returns the printed texts. ``stream``: default sys.stdout. ``loaded``:
+    ``load_generator(path)`` already done (the model on the device it generates on)."""
 
     stream = stream or sys.stdout
     if not prompts:
         raise WarmstartError("no prompt given", "pass --prompt TEXT or --file PROMPTS.txt")
-    model, tokenizer, config_json = load_generator(path)
+    model, tokenizer, config_json = loaded or load_generator(path)
     ids = [prompt_ids(tokenizer, p, model) for p in prompts]
     eos = config_json.get("eos_token_id", tokenizer.eos_id)
     pad = next((i for i in (config_json.get("pad_token_id"), tokenizer.pad_id, eos) if i is not None), 0)
     kwargs = dict(eos_id=eos, pad_id=pad, decoder_start_id=config_json.get("decoder_start_token_id", pad))
     decoder = not isinstance(model, EncoderDecoder)
     streamers = [Streamer(tokenizer, p if decoder else [], stream, not show_special) for p in ids]
-    if len(prompts) == 1 and cfg.strategy != "beam":
+    if len(prompts) == 1 and cfg.strategy != "beam" and cfg.num_return_sequences == 1 and not cfg.stop:
         started = False
 
         def on_step(tokens):  # the prompt is printed once it has passed every check
@@ -41,8 +45,11 @@ def run_generate(path, prompts: list[str], cfg: GenerationConfig, stream=None, s
         streamers[0].finish()
         return [(prompts[0] if decoder else "") + streamers[0].text()]
     texts = []
-    for prompt, streamer, new in zip(prompts, streamers, generate(model, ids, cfg, **kwargs)):
+    text_of = (lambda new: tokenizer.decode(new, skip_special_tokens=not show_special)) if cfg.stop else None
+    for k, new in enumerate(generate(model, ids, cfg, text_of=text_of, **kwargs)):
+        i = k // cfg.num_return_sequences
+        streamer = Streamer(tokenizer, ids[i] if decoder else [], stream, not show_special)
         streamer.ids = new
-        texts.append((prompt if decoder else "") + streamer.text())
+        texts.append((prompts[i] if decoder else "") + cut_at_stop(streamer.text(), cfg.stop))
         stream.write(texts[-1] + "\n")
     return texts

@@ -8,11 +8,12 @@ task allows it (classification: the text; tagging: whitespace-separated words). 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.data import readers
-from warmstart.data.catalog import open_dataset
+from warmstart.data.catalog import open_data, open_dataset, shown
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import EvalBatches
@@ -20,22 +21,40 @@ from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import evaluate, pick_device
 
 
-def evaluate_run(run: str, dataset: str, split: str = "test", options: DataOptions | None = None) -> dict:
-    """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows)."""
+def evaluate_run(
+    run: str,
+    dataset: str | None,
+    split: str = "test",
+    options: DataOptions | None = None,
+    files: dict[str, str] | None = None,
+) -> dict:
+    """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows).
+    ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
+    others make the splits as finetuning made them (data/split_files.py)."""
     unit, task, tokenizer, labels = load_finetuned(run)
-    data = open_dataset(dataset, options or DataOptions())
+    options = options or DataOptions()
+    files = {s: f for s, f in (files or {}).items() if f}
+    if not dataset and not files:
+        raise WarmstartError("no data given", "pass --data NAME_FILE_OR_DIR, or --test-file FILE")
+    if split in files:  # the split evaluated, as its own file
+        name, data, part = files[split], open_dataset(files[split], options), "all"
+    else:
+        name, data, part = dataset or files.get("train", ""), open_data(dataset or "", files, options), split
+    name = shown(name)
     if not task.accepts(data.kind):
         raise WarmstartError(
-            f"{dataset} is a {data.kind} dataset but the model was finetuned for {task.name}",
+            f"{name} is a {data.kind} dataset but the model was finetuned for {task.name}",
             f"evaluate it on a {' or '.join(task.kinds or (task.kind,))} dataset",
         )
-    records = list(data.records(split))
+    if data.origin:
+        print(data.origin, file=sys.stderr)
+    records = list(data.records(part))
     if not records:
-        raise WarmstartError(f"the {split} split of {dataset} is empty", "pick another split or dataset")
-    records = task.prepare(records, data.kind, f"{dataset} ({split})")
-    features = task.encode(records, reading(unit, tokenizer, records), labels, f"{dataset} ({split})")
+        raise WarmstartError(f"the {split} split of {name} is empty", "pick another split or dataset")
+    records = task.prepare(records, data.kind, f"{name} ({split})")
+    features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
-    return {"metrics": metrics, "examples": len(records), "dataset": dataset, "split": split}
+    return {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
 
 
 TEXT_KEYS = ("text", "text_pair", "question", "context")
@@ -87,10 +106,10 @@ class Predictor:
     """A finetuned model (RUN/best, or a model directory) that predicts records: dicts with the task's keys
     ({"text"}, {"text", "text_pair"}, {"question", "context"}, {"context", "choices"}, {"tokens"})."""
 
-    def __init__(self, run: str, batch_size: int = 64):
+    def __init__(self, run: str, batch_size: int = 64, device: str = "auto", dtype=None):
         self.unit, self.task, self.tokenizer, self.labels = load_finetuned(run)
-        self.device = pick_device("auto")
-        self.unit.to(self.device)
+        self.device = pick_device(device)  # auto: CUDA when there is one
+        self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
         self.batch_size = batch_size
 
     def record(self, item, number: int) -> dict:

@@ -6,6 +6,7 @@ Each flag's help is its config field's help, with the key and the default that t
 from __future__ import annotations
 
 from warmstart.cli.common import config_flags, config_rows, flag_keys, flags, raw_epilog
+from warmstart.cli.finished import finished_lines
 
 PRETRAIN_FLAGS = [  # (flag, config key, add_argument keywords)
     ("--corpus", "data.corpus", {"nargs": "+"}),
@@ -25,6 +26,9 @@ PRETRAIN_FLAGS = [  # (flag, config key, add_argument keywords)
 FINETUNE_FLAGS = [
     ("--init", "init", {}),
     ("--dataset", "data.dataset", {"also": ("--data",), "metavar": "DATASET"}),
+    ("--train-file", "data.train_file", {"metavar": "FILE"}),
+    ("--validation-file", "data.validation_file", {"metavar": "FILE"}),
+    ("--test-file", "data.test_file", {"metavar": "FILE"}),
     ("--task", "task.name", {}),
     ("--from-scratch", "from_scratch", {}),
     ("--epochs", "epochs", {}),
@@ -56,7 +60,7 @@ def _pretrain(a):
     if result.get("data"):  # data.max_tokens
         d = result["data"]
         print(f"data: {d['unique_tokens']:,} unique tokens, {d['repeats']:.3g} repeats")
-    print(f"run directory: {result['run_dir']}")
+    print("\n".join(finished_lines(result["run_dir"], "pretrain")))
 
 
 def _finetune(a):
@@ -83,11 +87,11 @@ def _finetune(a):
                 f"{failed['majority_validation']:.4f}): {failed['count']} of {len(result['runs'])}"
                 + (f" (seeds {', '.join(map(str, failed['seeds']))})" if failed["seeds"] else "")
             )
-    print(f"run directory: {result['run_dir']}")
     for seed, run in result["runs"].items():
         warning = one_class_warning(run["test_metrics"].get("breakdown"))
         if warning:
             print(warning + (f" (seed {seed})" if len(result["runs"]) > 1 else ""))
+    print("\n".join(finished_lines(result["run_dir"], "finetune")))
 
 
 def _run_options(p, example: str) -> None:

@@ -24,7 +24,7 @@ from warmstart.checkpoints.card import checkpoint_config
 from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config, task_encoder
 from warmstart.commands.auxiliary import aux_texts, check_aux, joint_training
 from warmstart.config import opt
-from warmstart.data.options import FinetuneDataConfig
+from warmstart.data.options import FinetuneDataConfig, split_files
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
@@ -41,9 +41,12 @@ from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
 from warmstart.train.loop import TrainConfig, evaluate, pick_device
+from warmstart.train.precision import autocast_dtype
 from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
 from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
 from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
+from warmstart.train.trackers import check_installed
+from warmstart.train.trackers.run import Trackers
 
 
 @dataclass
@@ -104,8 +107,10 @@ def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> Finet
 
 
 def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
-    """Concrete steps / eval / save / log intervals from epochs, unless the user set them."""
+    """Concrete steps / eval / save / log intervals from epochs, unless the user set them. ``per_epoch`` counts
+    micro-batches; an optimizer step takes ``train.grad_accum`` of them."""
     t = cfg.train
+    per_epoch = max(1, math.ceil(per_epoch / t.grad_accum))
     steps = t.steps or max(1, math.ceil(cfg.epochs * per_epoch))
     every = t.eval_every or max(1, per_epoch // max(cfg.evals_per_epoch, 1))
     train = dataclasses.replace(
@@ -135,8 +140,10 @@ def finetune(
         cfg = C.from_dict(FinetuneConfig, explicit)
     if not cfg.init:
         raise WarmstartError("no model given", "pass --init RUN (a pretrained run or checkpoint directory)")
+    check_installed(cfg.train.report_to)  # train.report_to=mlflow without mlflow: one line, before any work
     if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
-        refuse_overlap(cfg.out, {"--init": cfg.init, "--dataset": cfg.data.dataset})
+        files = {f"--{split}-file": f for split, f in split_files(cfg.data).items()}
+        refuse_overlap(cfg.out, {"--init": cfg.init, "--dataset": cfg.data.dataset, **files})
     if cfg.train.fsdp and cfg.strategy.strategy == "lora":
         raise WarmstartError(
             "train.fsdp cannot export a LoRA run yet (merging the adapters needs the whole model)",
@@ -238,6 +245,7 @@ def _one_run(
         scales = {f"task.{k}": v for k, v in scales.items()} if scales else None
         export = _task_state
     ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=export)
+    trackers = Trackers(run_dir, cfg.train.report_to)  # open from fit's start to the test metrics
     result = fit(
         unit,
         batches,
@@ -249,19 +257,21 @@ def _one_run(
         desc=f"finetune {task.name}" + (f" seed {seed}" if len(cfg.seeds) > 1 else ""),
         command="finetune",
         lr_scales=scales,
+        trackers=trackers,
     )
     best, _, _, _ = load_finetuned(run_dir / "best")
     teach(best, words)
     device = pick_device(cfg.train.device)
     test_batches = EvalBatches(features["test"], cfg.eval_batch_size)
-    test = evaluate(best, test_batches, device, cfg.train.bf16)  # as validation picked the model
+    dtype = autocast_dtype(cfg.train)  # bf16, fp16 or None: as validation picked the model
+    test = evaluate(best, test_batches, device, dtype)
     wanted = cfg.breakdown and ddp.is_main()
-    parts = breakdown(best, test_batches, device, counts, cfg.train.bf16) if wanted else None
+    parts = breakdown(best, test_batches, device, counts, dtype) if wanted else None
     metrics = {
         "test": test,
         "best_step": result["best_step"],
         "best_validation": result["best_value"],
-        "metric": best.best_metric[0],
+        "metric": result["metric"],  # train.metric_for_best_model, or the task's own
         "stopped_early": result["stopped_early"],
         "steps": result["step"],
         "sizes": {s: f.num_examples() for s, f in features.items()},
@@ -283,6 +293,7 @@ def _one_run(
             print(f"layer mix of the best model: {shown}, gamma {mix.weights()['gamma']:.3f}")
     if ddp.is_main():
         write_json(metrics, run_dir / "test_metrics.json")
+        trackers.finish(result["step"], test)  # test/<metric>, the run's files; the trackers' runs end
         shown = ", ".join(f"{k} {v:.4f}" for k, v in test.items() if k != "loss")
         print(f"test ({run_dir}): {shown}", file=sys.stderr)
     return {**result, "test_metrics": metrics}

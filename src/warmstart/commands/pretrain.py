@@ -49,6 +49,7 @@ from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
 from warmstart.train.resume import check_fingerprint, resumed_settings, shards_fingerprint, write_fingerprint
 from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
+from warmstart.train.trackers import check_installed
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
@@ -97,6 +98,7 @@ def pretrain(
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
     cfg = C.from_dict(config_class(resolved), resolved)
     cfg = dataclasses.replace(cfg, objective=objective_name(cfg))
+    check_installed(cfg.train.report_to)  # train.report_to=mlflow without mlflow: one line, before any work
     if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
         inputs = {"--init": cfg.init, "--shards": cfg.data.shards, "tokenizer": cfg.data.tokenizer}
         inputs.update({f"corpus {c}": c for c in cfg.data.corpus})

@@ -26,9 +26,10 @@ def _add(finished: list, tokens: list[int], score: float, length: int, keep: int
 
 
 def beam_search(state, limits: list[int], num_beams: int, length_penalty: float, eos_id: int | None,
-                pad_id: int) -> list[list[int]]:  # fmt: skip
+                pad_id: int, returns: int = 1) -> list[list[int]]:  # fmt: skip
     """The best hypothesis of each row (new tokens, EOS excluded); row ``b`` makes at most ``limits[b]``.
-    ``eos_id`` None: no hypothesis ends early (all run to their limit)."""
+    ``eos_id`` None: no hypothesis ends early (all run to their limit). ``returns`` (at most ``num_beams``):
+    the best that many of each row, best first, row by row."""
     b_size, k = len(limits), num_beams
     logits = state.logits()
     device = logits.device
@@ -75,4 +76,4 @@ def beam_search(state, limits: list[int], num_beams: int, length_penalty: float,
         state.reorder(torch.tensor(new_beam, device=device))
         logits = state.logits(torch.tensor(new_tok, device=device))
         scores = torch.tensor(new_scores, device=device)
-    return [f[0][1] if f else [] for f in finished]
+    return [f[i][1] if i < len(f) else [] for f in finished for i in range(returns)]

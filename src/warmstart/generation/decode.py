@@ -4,6 +4,12 @@ Decoder-only prompts are left-padded into one batch with an attention mask (posi
 only); encoder-decoder inputs are right-padded, encoded once, and the decoder starts from its start token.
 With ``use_cache`` each step feeds only the new tokens and the model's key/value cache (cross-attention keys
 and values of the encoder output included); without, the whole sequence is recomputed: the same tokens.
+
+``repetition_penalty`` (CTRL's, applied as transformers applies it to the logits) lowers every token already
+in the sequence (a decoder's prompt and output, an encoder-decoder's output). ``num_return_sequences`` gives
+several texts per prompt (sampling: independent draws; beam search: the best hypotheses), prompt by prompt.
+``stop`` strings end a row once its decoded text holds one (``text_of`` turns a row's tokens into text);
+``cut_at_stop`` then cuts the text before the string, as beam search's texts are cut after the search.
 """
 
 from __future__ import annotations
@@ -33,6 +39,15 @@ class GenerationConfig:
     stop_on_eos: bool = opt(True, "end a sequence at the end-of-sequence token")
     use_cache: bool = opt(True, "reuse the key/value cache (false: recompute everything each step)")
     seed: int = opt(0, "seed of the sampling random generator")
+    repetition_penalty: float = opt(
+        1.0,
+        "lower tokens already in the sequence: a positive logit divided by this, a negative one "
+        "multiplied (> 0; 1 = off; 1.2 is CTRL's value)",
+    )
+    num_return_sequences: int = opt(
+        1, "texts per prompt: independent draws (sample) or the best hypotheses (beam, at most num_beams)"
+    )
+    stop: list[str] = opt([], "end a text where one of these strings first appears (the string left out)")
 
     def __post_init__(self):
         rules = [  # (valid, key, what it must be, an example of a good value)
@@ -43,12 +58,26 @@ class GenerationConfig:
             (0 < self.top_p <= 1, "top_p", "in (0, 1], 1 = off", "top_p=0.9"),
             (self.top_k >= 0, "top_k", "0 (off) or positive", "top_k=50"),
             (self.num_beams >= 1, "num_beams", "at least 1", "num_beams=4"),
+            (self.repetition_penalty > 0, "repetition_penalty", "above 0 (1: off)", "repetition_penalty=1.2"),
+            (self.num_return_sequences >= 1, "num_return_sequences", "at least 1", "num_return_sequences=2"),
+            (all(self.stop), "stop", "a list of non-empty strings", "stop=[\"\\n\"]"),
         ]  # fmt: skip
         for ok, key, must, example in rules:
             if not ok:
                 raise WarmstartError(
                     f"{key} must be {must}, got {getattr(self, key)!r}", f"use e.g. {example}"
                 )
+        n = self.num_return_sequences
+        if n > 1 and self.strategy == "greedy":
+            raise WarmstartError(
+                f"num_return_sequences={n} with greedy decoding would give {n} copies of one text",
+                "sample (strategy=sample) or search (strategy=beam) for several texts",
+            )
+        if self.strategy == "beam" and n > self.num_beams:
+            raise WarmstartError(
+                f"num_return_sequences={n} is more than the {self.num_beams} hypotheses beam search keeps",
+                f"set num_beams={n} or more",
+            )
 
 
 def _select(obj, idx):
@@ -91,6 +120,10 @@ class _DecoderState:
     def reorder(self, idx):
         self.ids, self.mask, self.past = _select((self.ids, self.mask, self.past), idx)
 
+    def seen(self):
+        """(ids, mask) of the tokens in each row so far (the prompt's included, padding masked)."""
+        return self.ids, self.mask
+
 
 class _Seq2SeqState:
     """Right-padded inputs encoded once; the decoder sequence grows from the start token."""
@@ -113,6 +146,39 @@ class _Seq2SeqState:
         self.memory, self.src_mask, self.ids, self.past = _select(
             (self.memory, self.src_mask, self.ids, self.past), idx
         )
+
+    def seen(self):
+        """(ids, mask) of the decoder's tokens so far (its start token included, as transformers counts)."""
+        return self.ids, torch.ones_like(self.ids)
+
+
+class _Penalized:
+    """A decoding state whose logits lower the tokens already in each row (``repetition_penalty``)."""
+
+    def __init__(self, state, penalty: float):
+        self.state, self.penalty = state, penalty
+
+    def logits(self, new=None):
+        logits = self.state.logits(new)
+        ids, mask = self.state.seen()
+        return penalize(logits, ids, mask, self.penalty)
+
+    def reorder(self, idx):
+        self.state.reorder(idx)
+
+
+def penalize(logits, ids, mask, penalty: float):
+    """(B, V) logits with each token that occurs (mask 1) in its row's ``ids`` divided by ``penalty`` when
+    positive, multiplied when negative (CTRL, Keskar et al. 2019; transformers' RepetitionPenalty)."""
+    counts = torch.zeros_like(logits).scatter_add_(1, ids, mask.to(logits.dtype))
+    lowered = torch.where(logits < 0, logits * penalty, logits / penalty)
+    return torch.where(counts > 0, lowered, logits)
+
+
+def cut_at_stop(text: str, stops) -> str:
+    """``text`` before the first place one of the ``stops`` strings occurs (all of it when none does)."""
+    ends = [text.find(s) for s in stops or () if s and s in text]
+    return text[: min(ends)] if ends else text
 
 
 def _limits(model, prompts, cfg) -> list[int]:
@@ -164,10 +230,11 @@ def _choose(logits, cfg, generator):
 
 
 def generate(model, prompts: list[list[int]], cfg: GenerationConfig, *, eos_id: int | None, pad_id: int,
-             decoder_start_id: int | None = None, on_step=None) -> list[list[int]]:  # fmt: skip
-    """The new tokens of each prompt (EOS excluded). ``on_step(tokens)`` gets each step's token per row
+             decoder_start_id: int | None = None, on_step=None, text_of=None) -> list[list[int]]:  # fmt: skip
+    """The new tokens of each prompt (EOS excluded); with ``num_return_sequences`` n, n results per prompt,
+    prompt by prompt (``len(prompts) * n`` lists). ``on_step(tokens)`` gets each step's token per row
     (``pad_id`` for rows already finished); it is not called by beam search, whose tokens are final only
-    at the end."""
+    at the end. ``text_of(tokens)``: a row's text, to end rows at ``cfg.stop`` strings (greedy, sample)."""
     if not prompts:
         return []
     enc_dec = isinstance(model, EncoderDecoder)
@@ -177,26 +244,35 @@ def generate(model, prompts: list[list[int]], cfg: GenerationConfig, *, eos_id: 
     context = None if enc_dec else getattr(getattr(model, "config", None), "n_positions", None)
     if context is not None and len(prompts) > 1 and max(map(len, prompts)) + max(limits) > context:
         # the left-padded batch would outgrow the context although each prompt fits: one at a time
-        return [generate(model, [p], cfg, eos_id=eos_id, pad_id=pad_id, on_step=on_step)[0] for p in prompts]
+        one = dict(
+            eos_id=eos_id, pad_id=pad_id, decoder_start_id=decoder_start_id, on_step=on_step, text_of=text_of
+        )
+        return [seq for p in prompts for seq in generate(model, [p], cfg, **one)]
+    n = cfg.num_return_sequences
+    if n > 1 and cfg.strategy != "beam":  # independent draws: each prompt n times in the batch
+        prompts, limits = [p for p in prompts for _ in range(n)], [x for x in limits for _ in range(n)]
     param = next(model.parameters(), None)
     device = param.device if param is not None else torch.device("cpu")
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
+            state: _DecoderState | _Seq2SeqState | _Penalized
             if enc_dec:
                 state = _Seq2SeqState(model, prompts, pad_id, decoder_start_id, cfg.use_cache, device)
             else:
                 state = _DecoderState(model, prompts, pad_id, cfg.use_cache, device)
+            if cfg.repetition_penalty != 1:
+                state = _Penalized(state, cfg.repetition_penalty)
             stop = eos_id if cfg.stop_on_eos else None
             if cfg.strategy == "beam":
-                return beam_search(state, limits, cfg.num_beams, cfg.length_penalty, stop, pad_id)
-            return _step_by_step(state, cfg, limits, stop, pad_id, device, on_step)
+                return beam_search(state, limits, cfg.num_beams, cfg.length_penalty, stop, pad_id, n)
+            return _step_by_step(state, cfg, limits, stop, pad_id, device, on_step, text_of)
     finally:
         model.train(was_training)
 
 
-def _step_by_step(state, cfg, limits, stop, pad_id, device, on_step):
+def _step_by_step(state, cfg, limits, stop, pad_id, device, on_step, text_of=None):
     generator = torch.Generator(device=device).manual_seed(cfg.seed)
     out: list[list[int]] = [[] for _ in limits]
     done = [False] * len(limits)
@@ -210,12 +286,20 @@ def _step_by_step(state, cfg, limits, stop, pad_id, device, on_step):
                 done[i] = True
             else:
                 out[i].append(t)
-                done[i] = len(out[i]) >= limits[i]
+                done[i] = len(out[i]) >= limits[i] or _stopped(out[i], cfg.stop, text_of)
         if on_step is not None:
             on_step(tokens)
         if all(done):
             return out
         logits = state.logits(torch.tensor(tokens, device=device))
+
+
+def _stopped(tokens: list[int], stops: list[str], text_of) -> bool:
+    """Whether a row's text already holds one of the stop strings."""
+    if not stops or text_of is None:
+        return False
+    text = text_of(tokens)
+    return any(s in text for s in stops)
 
 
 def prompt_ids(tokenizer, text: str, model) -> list[int]:

@@ -1,10 +1,11 @@
 """The one fit loop of pretraining and finetuning: ``fit(unit, train, eval_batches, cfg, checkpointer)``.
 
 Each step: the learning rate of the schedule, the gradient of one mean over every micro-batch and process
-(train/step.py), clipping, a guarded optimizer step (a NaN/inf step is skipped: guards.py), then logging,
-evaluation with best-model selection and early stopping, and checkpoints. SIGTERM/SIGINT end the run after
-the current step and a checkpoint, raising Stopped (signals.py); under torchrun a process that lost the
-others stops with one line (distributed.py)."""
+(train/step.py), clipping, a guarded optimizer step (a NaN/inf step is skipped: guards.py; fp16's loss
+scaler skips an overflowed one: precision.py), then logging, evaluation with best-model selection
+(train.metric_for_best_model: best_metric.py) and early stopping, and checkpoints. SIGTERM/SIGINT end the
+run after the current step and a checkpoint, raising Stopped (signals.py); under torchrun a process that
+lost the others stops with one line (distributed.py)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,22 @@ from pathlib import Path
 
 import torch
 
+from warmstart.errors import WarmstartError
+from warmstart.nn.checkpointing import set_checkpointing
 from warmstart.train import distributed as ddp
-from warmstart.train.callbacks import callbacks, notify
+from warmstart.train.best_metric import check_reported, chosen_metric
+from warmstart.train.callbacks import callbacks, epoch_of, notify, notify_step
 from warmstart.train.checkpoint import Checkpointer, step_dirs
 from warmstart.train.guards import StepGuard
 from warmstart.train.logging import RunLogger, progress
 from warmstart.train.loop import TrainConfig, evaluate, pick_device, to_device
 from warmstart.train.malloc import keep_freed_memory
 from warmstart.train.optim import adamw
+from warmstart.train.precision import LossScaler, autocast, autocast_dtype
 from warmstart.train.schedule import lr_multiplier
 from warmstart.train.signals import StopRequest
 from warmstart.train.step import step_gradients
+from warmstart.train.trackers.run import Trackers
 
 
 def _better(value: float, best: float | None, mode: str) -> bool:
@@ -52,6 +58,11 @@ class _Fit:
         self.hooks = callbacks(hooks)
         self.device = ddp.device(pick_device(cfg.device))
         unit.to(self.device)
+        if cfg.gradient_checkpointing and not set_checkpointing(unit, True):  # nn/checkpointing.py
+            raise WarmstartError(
+                "train.gradient_checkpointing is on, but this model has no block stack to checkpoint",
+                "set train.gradient_checkpointing=false",
+            )
         self.model = ddp.wrap(unit, cfg.fsdp, self.device, cfg.seed)  # torchrun: DDP, or sharded (FSDP)
         if cfg.compile:
             self.model.compile()  # in place: the module and its state_dict names stay the same
@@ -61,7 +72,8 @@ class _Fit:
         self.optimizer = adamw(unit, cfg.lr, cfg.weight_decay, betas, cfg.eps, lr_scales, correction)
         warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
         self.lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio, cfg.decay_ratio)
-        self.metric, self.mode = getattr(unit, "best_metric", ("loss", "min"))
+        self.metric, self.mode = chosen_metric(unit, cfg)  # train.metric_for_best_model, or the unit's
+        self.dtype = autocast_dtype(cfg)  # bf16, fp16 or None
         self.state = {"step": 0, "best_step": None, "best_value": None}
         self.last_eval: dict = {}
 
@@ -72,13 +84,19 @@ class _Fit:
             self.state.update(self.ckpt.restore(latest, self.unit, self.optimizer))
         ddp.check_batch(self.state, self.cfg.batch_size)  # torchrun: resumed on as many processes
         self.guard = StepGuard(self.cfg.max_bad_steps, self.cfg.spike_factor, self.state)
+        self.scaler = LossScaler(self.cfg.fp16, self.device, ddp.sharded(self.unit), self.state)
         return self.state["step"] if latest is not None else None
 
-    def open_outputs(self, resume: bool, latest: int | None, desc: str) -> None:
+    def open_outputs(self, resume: bool, latest: int | None, desc: str, trackers: Trackers | None) -> None:
         main = ddp.is_main()  # only the first process logs and shows progress
         # resumed without a checkpoint (killed before the first): the old records go, the run starts over
         resume_step = (latest if latest is not None else -1) if resume else None
-        self.logger = RunLogger(self.ckpt.run_dir, resume_step=resume_step) if main else ddp.Quiet()
+        # train.report_to; a caller's own trackers (finetune's: test metrics come later) stay open after fit
+        self.own_trackers = trackers is None
+        self.trackers = Trackers(self.ckpt.run_dir, self.cfg.report_to) if trackers is None else trackers
+        self.trackers.start(self.cfg, resume_step)  # the first process only
+        logger = RunLogger(self.ckpt.run_dir, resume_step, self.trackers) if main else None
+        self.logger = logger or ddp.Quiet()
         self.bar = (
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
@@ -100,16 +118,22 @@ class _Fit:
             batches.append(to_device(self.train.batch(step * cfg.grad_accum + a), self.device))
             counted.append(not self.train.stand_in)  # torchrun: a process without rows runs a stand-in
         self.window_data += time.perf_counter() - begun  # the step waited this long for its batches
-        autocast = lambda: torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16)  # noqa: E731
-        loss, tokens = step_gradients(self.model, self.unit, batches, counted, autocast, self.window_parts)
+        context = lambda: autocast(self.device, self.dtype)  # noqa: E731
+        scaler = self.scaler  # fp16: the losses scaled up, the gradients unscaled before clipping
+        loss, tokens = step_gradients(
+            self.model, self.unit, batches, counted, context, self.window_parts, scaler.scale
+        )
         self.window_tokens += tokens
+        scaler.unscale(self.optimizer)
         norm = (
             torch.nn.utils.clip_grad_norm_(self.unit.parameters(), cfg.clip_norm) if cfg.clip_norm else None
         )
         grad_norm = None if norm is None else float(norm)
-        problem = self.guard.problem(loss, grad_norm)
+        # fp16: an overflowed gradient is the scaler's to skip (precision.py), not a bad step
+        problem = self.guard.problem(loss, None if scaler.enabled else grad_norm)
         if problem is None:
             problem = self.update()
+        scaler.update(counted=problem is None)
         self.optimizer.zero_grad(set_to_none=True)
         return lr, loss, grad_norm, problem
 
@@ -117,12 +141,12 @@ class _Fit:
         """The optimizer step; with ``train.rollback``, undone (and named as the step's problem) when it left
         a weight non-finite."""
         if not self.cfg.rollback:
-            self.optimizer.step()
+            self.scaler.step(self.optimizer)  # fp16: no step when a gradient overflowed
             return None
         weights = [p.detach().clone() for p in self.unit.parameters()]
         state = {p: {k: v.clone() if torch.is_tensor(v) else v for k, v in s.items()}
                  for p, s in self.optimizer.state.items()}  # fmt: skip
-        self.optimizer.step()
+        self.scaler.step(self.optimizer)
         name = self.nonfinite_weight()
         if name is None:
             return None
@@ -144,15 +168,17 @@ class _Fit:
             if self.guard.exhausted:
                 raise self.guard.stop(step, problem, self.last_checkpoint())
             return
-        if grad_norm is not None and (spike := self.guard.spike(grad_norm)) is not None:
+        overflowed = self.scaler.overflowed  # fp16: skipped by the scaler, its gradient norm is inf
+        if grad_norm is not None and not overflowed and (spike := self.guard.spike(grad_norm)) is not None:
             self.logger.log(step, "grad_spike", spike)
         if step % cfg.log_every == 0 or step == cfg.steps:
             elapsed = max(time.perf_counter() - self.window_start, 1e-9)
             rate = self.window_tokens / elapsed
             # data_share: the part of the window's wall time its steps waited for their batches
             record = {"loss": loss, "lr": lr, "tokens_per_s": rate, "data_share": self.window_data / elapsed}
-            if grad_norm is not None:
+            if grad_norm is not None and not overflowed:
                 record["grad_norm"] = grad_norm
+            record.update(self.scaler.record())  # fp16: loss_scale, scaler_skipped
             record["epoch"] = self.train.position(step * cfg.grad_accum - 1)[0]
             record.update(self.part_means())
             self.logger.log(step, "train", record)
@@ -171,7 +197,9 @@ class _Fit:
     def validate(self, step: int) -> None:
         """Evaluate, keep the best model, and decide on early stopping."""
         cfg, state = self.cfg, self.state
-        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, cfg.bf16)
+        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        if cfg.metric_for_best_model:
+            check_reported(self.metric, self.last_eval)
         self.logger.log(step, "validation", self.last_eval)
         value = self.last_eval.get(self.metric)
         if value is not None and _better(value, state["best_value"], self.mode):
@@ -183,6 +211,22 @@ class _Fit:
             self.bar.write(f"early stopping: no better {self.metric} in {stale} evaluations")
             state["stopped_early"] = True
         self.stop_if(step, notify(self.hooks, "on_evaluate", step, dict(self.last_eval)))
+
+    def evaluate_at_start(self) -> str | None:
+        """The evaluation before the first step (the curve's starting point), logged and passed to
+        ``on_evaluate`` as step 0; the reason when a callback asks to stop."""
+        start_metrics = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        if self.cfg.metric_for_best_model:  # a metric the validation does not report: before any step
+            check_reported(self.metric, start_metrics)
+        self.logger.log(0, "validation", start_metrics)
+        return notify(self.hooks, "on_evaluate", 0, dict(start_metrics))
+
+    def step_callbacks(self, step: int, loss: float, lr: float, grad_norm: float | None) -> str | None:
+        """``on_step`` and ``on_log`` (train/callbacks.py) after a step; the reason when one asks to stop."""
+        epoch = epoch_of(self.train, step * self.cfg.grad_accum)
+        record = {"step": step, "loss": loss, "lr": lr, "epoch": epoch,
+                  "tokens_seen": self.state["tokens_seen"], "grad_norm": grad_norm}  # fmt: skip
+        return notify_step(self.hooks, record)
 
     def stop_if(self, step: int, reason: str | None) -> bool:
         """A callback asked to stop (StopTraining): the run ends at this step, as early stopping does."""
@@ -221,6 +265,7 @@ class _Fit:
             step * self.cfg.grad_accum
         )  # next batch
         state.update(self.guard.state())
+        state.update(self.scaler.state())  # fp16: the loss scale and the steps it skipped
         path = self.ckpt.save(self.unit, self.optimizer, dict(state), self.cfg.keep_last)
         notify(self.hooks, "on_save", step, path)
         return path
@@ -233,6 +278,9 @@ class _Fit:
             "step": step,
             "stopped_early": bool(self.state.get("stopped_early")),
             "bad_steps": self.guard.bad_steps,
+            "metric": self.metric,  # what picked the best step (train.metric_for_best_model)
+            "greater_is_better": self.mode == "max",
+            **({"scaler_skipped": self.scaler.skipped} if self.scaler.enabled else {}),
         }
 
 
@@ -247,26 +295,33 @@ def fit(
     desc: str = "train",
     lr_scales: dict[str, float] | None = None,
     command: str = "train",
+    trackers: Trackers | None = None,
 ) -> dict:
     """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
-    ``hooks``: callbacks (train/callbacks.py: on_step, on_evaluate, on_save; StopTraining ends the run).
-    ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``)."""
+    ``hooks``: callbacks (train/callbacks.py: on_step, on_log, on_evaluate, on_save, on_train_end;
+    StopTraining ends the run).
+    ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``).
+    ``trackers``: the caller's (train/trackers/run.py), left open for it to finish; None: the run's own,
+    finished here (the run's files) and ended as failed when the run fails."""
     if cfg.reuse_memory:
         keep_freed_memory()
     run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales, hooks)
     latest = run.restore(resume)
-    run.open_outputs(resume, latest, desc)
+    run.open_outputs(resume, latest, desc, trackers)
     step = run.state["step"]
     unit.train()
     stop = StopRequest().install()  # SIGTERM/SIGINT: finish the step, checkpoint, raise Stopped
     again = f"warmstart {command} --resume {_resume_dir(checkpointer.run_dir)}"
+    ended = False  # the loop ran to its end: the trackers are not ended as failed
     try:
-        if step == 0 and cfg.eval_at_start:
-            run.logger.log(0, "validation", evaluate(unit, eval_batches, run.device, cfg.bf16))
+        # a stop asked for by step 0's on_evaluate is honoured after the first step
+        pending = run.evaluate_at_start() if step == 0 and cfg.eval_at_start else None
         first = step
         while step < cfg.steps and not run.state.get("stopped_early"):
             begun = time.perf_counter()
+            counted = run.window_tokens  # tokens_seen for on_log, kept in the checkpoint's state
             lr, loss, grad_norm, problem = run.gradient_step(step)
+            run.state["tokens_seen"] = run.state.get("tokens_seen", 0) + run.window_tokens - counted
             if cfg.compile and step == first:  # the first step of this process compiles
                 run.bar.write(f"torch.compile: first step {time.perf_counter() - begun:.1f} s (compiling)")
                 run.new_window()
@@ -281,11 +336,13 @@ def fit(
             due = (cfg.save_every and step % cfg.save_every == 0) or step == cfg.steps or early or signalled
             if due:
                 saved = run.save(step)
-            if run.stop_if(step, notify(run.hooks, "on_step", step, loss)) and not due:
+            reason, pending = run.step_callbacks(step, loss, lr, grad_norm) or pending, None
+            if run.stop_if(step, reason) and not due:
                 saved = run.save(step)  # stopped by on_step: this step's checkpoint, as early stopping has
             run.window_start += time.perf_counter() - paused
             if signalled:
                 raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), command)
+        ended = True
     except RuntimeError as exc:  # torchrun: another process died or hung
         lost = ddp.failure(exc, again)
         if lost is None:
@@ -295,6 +352,12 @@ def fit(
         stop.restore()
         run.bar.close()
         run.logger.close()
+        if not ended:
+            run.trackers.close(ok=False)
     run.check_weights(step)
     checkpointer.save_final(unit)
-    return run.result(step)
+    if run.own_trackers:
+        run.trackers.finish(step)  # the run's files; then ended as finished
+    result = run.result(step)
+    notify(run.hooks, "on_train_end", dict(result))
+    return result

@@ -14,6 +14,8 @@ import torch
 from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.train import distributed as ddp
+from warmstart.train import trackers
+from warmstart.train.precision import autocast, autocast_dtype
 from warmstart.train.schedule import SCHEDULES
 
 
@@ -43,6 +45,15 @@ class TrainConfig:
     decay_ratio: float = opt(0.2, "wsd: the rate decays over this final fraction of the steps after warmup")
     clip_norm: float = opt(1.0, "clip the gradient norm to this value (0 = off)")
     bf16: bool = opt(False, "bfloat16 autocast for the forward pass (CPU and CUDA)")
+    fp16: bool = opt(
+        False,
+        "float16 autocast for the forward pass with a gradient scaler (V100/T4-class GPUs; also CPU); steps "
+        "whose gradients overflow are skipped and counted (scaler_skipped)",
+    )
+    gradient_checkpointing: bool = opt(
+        False,
+        "recompute each block's activations in the backward pass: less memory, one more forward pass of time",
+    )
     eval_every: int = opt(200, "evaluate every N steps (0 = only at the end)")
     eval_batches: int = opt(50, "at most this many validation batches per evaluation")
     save_every: int = opt(500, "write a checkpoint every N steps (0 = only at the end)")
@@ -60,7 +71,20 @@ class TrainConfig:
     )
     eval_at_start: bool = opt(True, "evaluate once before the first step (the curve's starting point)")
     progress: bool = opt(True, "show the progress bar")
+    report_to: list[str] = opt(
+        ["tensorboard"],
+        "trackers that get the config, every metric, the test metrics and the run's files: tensorboard, "
+        "mlflow (MLFLOW_TRACKING_URI), wandb (WANDB_PROJECT, WANDB_MODE); none: metrics.jsonl only",
+    )
     early_stopping: int = opt(0, "stop after N evaluations without improvement of the best metric (0 = off)")
+    metric_for_best_model: str | None = opt(
+        None,
+        "the validation metric that picks RUN/best and drives early stopping (accuracy, f1, loss...; "
+        "default: the task's own)",
+    )
+    greater_is_better: bool | None = opt(
+        None, "whether a higher metric_for_best_model is better (default: false for loss/perplexity/error)"
+    )
     max_bad_steps: int = opt(
         10, "skip up to N steps with a NaN/inf loss or gradient norm (no update), then stop (0: at the first)"
     )
@@ -95,6 +119,7 @@ class TrainConfig:
             (self.max_bad_steps >= 0, "max_bad_steps", "0 or more", "10"),
             (self.spike_factor == 0 or self.spike_factor > 1, "spike_factor", "0 (off) or above 1", "10"),
             (self.dist_timeout > 0, "dist_timeout", "above 0", "1800"),
+            (trackers.valid(self.report_to), "report_to", "tensorboard/mlflow/wandb or none", "mlflow"),
         ]  # fmt: skip
         for key in ("eval_every", "save_every", "keep_last", "log_every", "early_stopping"):
             rules.append((getattr(self, key) >= 0, key, "0 or more", "0"))
@@ -104,6 +129,7 @@ class TrainConfig:
                     f"train.{key} must be {must}, got {getattr(self, key)!r}",
                     f"use e.g. train.{key}={example}",
                 )
+        autocast_dtype(self)  # fp16 and bf16 together: one line
 
 
 def pick_device(name: str) -> torch.device:
@@ -119,17 +145,18 @@ def to_device(batch: dict, device: torch.device) -> dict:
 
 
 @torch.no_grad()
-def evaluate(unit, batches, device: torch.device, bf16: bool = False) -> dict:
+def evaluate(unit, batches, device: torch.device, dtype: torch.dtype | bool | None = None) -> dict:
     """Mean of every stat over the evaluation batches (sums / counts; the total for a name ending in
     ``_sum``), plus the unit's derived metrics.
 
-    The unit is moved to ``device`` first: a model loaded from a checkpoint lives on the CPU."""
+    The unit is moved to ``device`` first: a model loaded from a checkpoint lives on the CPU. ``dtype``:
+    the autocast dtype the run trained with (``autocast_dtype(cfg.train)``; True means bfloat16)."""
     unit.to(device)
     was_training = unit.training
     unit.eval()
     totals: dict[str, list[float]] = {}
     for batch, counted in ddp.shares(batches, unit):  # torchrun: each process its share
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+        with autocast(device, dtype):
             _, stats = unit(to_device(batch, device))
         for k, (s, n) in stats.items() if counted else ():
             acc = totals.setdefault(k, [0.0, 0.0])
