@@ -107,8 +107,8 @@ def resolve(config_file: str | None, flags: dict, overrides: list[str]) -> Finet
 
 
 def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
-    """Concrete steps / eval / save / log intervals from epochs, unless the user set them. ``per_epoch`` counts
-    micro-batches; an optimizer step takes ``train.grad_accum`` of them."""
+    """Concrete steps / eval / save / log intervals from epochs, unless the user set them. ``per_epoch``
+    counts micro-batches; an optimizer step takes ``train.grad_accum`` of them."""
     t = cfg.train
     per_epoch = max(1, math.ceil(per_epoch / t.grad_accum))
     steps = t.steps or max(1, math.ceil(cfg.epochs * per_epoch))
