@@ -57,13 +57,17 @@ def test_several_seeds_point_at_the_summary_and_one_seeds_run(tiny_pretrained, r
     assert code == 0, err
     lines = closing(said, ["run", "summary", "best model", *LABELS[2:]])
     assert lines["summary"] == f"{out}/summary.json (2 seeds)" and (out / "summary.json").is_file()
-    assert lines["best model"].startswith(f"{out}/seed-1/best (step ")
-    assert lines["best model"].endswith(f"each seed's: {out}/seed-*/best")
-    assert lines["test metrics"] == f"{out}/seed-1/test_metrics.json"
+    # the seed named is the one whose best checkpoint scored best on validation (accuracy: higher)
+    scores = {s: json.loads((out / f"seed-{s}" / "test_metrics.json").read_text()) for s in (1, 2)}
+    assert {m["metric"] for m in scores.values()} == {"accuracy"}
+    best = max((m["best_validation"], -s) for s, m in scores.items())[1] * -1
+    assert lines["best model"].startswith(f"{out}/seed-{best}/best (step ")
+    assert lines["best model"].endswith(f"the best of 2 seeds on validation, each seed's: {out}/seed-*/best")
+    assert lines["test metrics"] == f"{out}/seed-{best}/test_metrics.json"
     assert lines["curves"].startswith(f"tensorboard --logdir {out}   |   warmstart report {out}")
-    assert lines["share"] == f"warmstart export {out}/seed-1 --out {tmp_path}/seeds-seed-1-hf"
+    assert lines["share"] == f"warmstart export {out}/seed-{best} --out {tmp_path}/seeds-seed-{best}-hf"
     assert main(command(lines["share"])) == 0  # `export RUN` of several seeds is refused: one seed's is not
-    assert (tmp_path / "seeds-seed-1-hf" / "config.json").is_file()
+    assert (tmp_path / f"seeds-seed-{best}-hf" / "config.json").is_file()
 
 
 def test_a_pretrain_ends_pointing_at_its_models_and_finetune(small_shards, tmp_path, capsys):

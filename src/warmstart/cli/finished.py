@@ -3,8 +3,8 @@ commands that go on from them (the curves, the report page, the export for the h
 
 Read from the run directory as it was left, so every line names something that is there: the best
 checkpoint (with its step and validation metric, from best.json), test_metrics.json, metrics.jsonl, tb/,
-and for a run of several seeds RUN/summary.json and the first seed's run (RUN/seed-N), which `warmstart
-export` needs: it exports one seed's model, not the run of several.
+and for a run of several seeds RUN/summary.json and the seed whose best checkpoint scored best on
+validation (RUN/seed-N), which `warmstart export` needs: it exports one seed's model, not the run of several.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+
+from warmstart.train.best_metric import LOWER_IS_BETTER
 
 WIDTH = 14  # the label column
 
@@ -33,18 +35,34 @@ def _seed_runs(run: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.removeprefix("seed-")))
 
 
+def _best_seed(seeds: list[Path]) -> Path:
+    """The seed run whose best validation score is the best (test_metrics.json ``best_validation`` of its
+    ``metric``; lower is better for a loss, a perplexity or an error); the first seed when none says."""
+    scored = []
+    for d in seeds:
+        try:
+            m = json.loads((d / "test_metrics.json").read_text(encoding="utf-8"))
+            value, name = float(m["best_validation"]), str(m.get("metric", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        lower = any(word in name.lower() for word in LOWER_IS_BETTER)
+        scored.append((value if lower else -value, seeds.index(d), d))
+    return min(scored)[2] if scored else seeds[0]
+
+
 def finished_lines(run_dir: str | Path, command: str = "finetune") -> list[str]:
     """The lines that close a finished ``command`` (finetune or pretrain) run in ``run_dir``."""
     run = Path(run_dir)
     seeds = _seed_runs(run) if command == "finetune" else []
-    one = seeds[0] if seeds else run  # the seed whose files are named
+    one = _best_seed(seeds) if seeds else run  # the seed whose files are named
     q = shlex.quote
     rows = [("run", str(run))]
     if seeds and (run / "summary.json").is_file():
         rows.append(("summary", f"{run / 'summary.json'} ({len(seeds)} seeds)"))
     best = _best(one)
     if best:
-        rows.append(("best model", best + (f"; each seed's: {run}/seed-*/best" if seeds else "")))
+        shown = f"; the best of {len(seeds)} seeds on validation, each seed's: {run}/seed-*/best"
+        rows.append(("best model", best + (shown if seeds else "")))
     if command == "pretrain" and (run / "final").is_dir():
         rows.append(("final model", f"{run / 'final'} (what finetune --init {q(str(run))} starts from)"))
     for label, name in (("test metrics", "test_metrics.json"), ("metrics log", "metrics.jsonl")):
