@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from warmstart.api import checks
 from warmstart.data import inline
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.errors import WarmstartError
@@ -27,12 +28,13 @@ SETTINGS = {f.name for f in dataclasses.fields(FinetuneDataConfig)}
 SOURCES = ("dataset", "train_file", "validation_file", "test_file")  # settings that name data
 
 
-def data_section(data) -> dict | None:
-    """The ``data`` config section of finetune's ``data=`` (see the module docstring); None for None."""
+def data_section(data, fn: str = "finetune") -> dict | None:
+    """The ``data`` config section of finetune's ``data=`` (see the module docstring); None for None.
+    ``fn``: the API function whose argument it is, for errors."""
     if data is None:
         return None
     if not _is_section(data):
-        return {"dataset": as_source(data, "data")}
+        return {"dataset": as_source(data, "data", fn)}
     section: dict = {}
     for key, value in data.items():
         where = f"data[{key!r}]"
@@ -42,7 +44,7 @@ def data_section(data) -> dict | None:
                 f"data gives the {name.removesuffix('_file')} split twice ({_twice(data, name)})",
                 "give each split once (dev and validation are the same split)",
             )
-        section[name] = as_source(value, where) if name in SOURCES and value is not None else value
+        section[name] = as_source(value, where, fn) if name in SOURCES and value is not None else value
     return section
 
 
@@ -72,10 +74,11 @@ def _is_section(data) -> bool:
     return not other
 
 
-def as_source(data, what: str = "data") -> str:
-    """A name or path the commands read (see the module docstring)."""
+def as_source(data, what: str = "data", fn: str = "finetune") -> str:
+    """A name or path the commands read (see the module docstring); a name or path that cannot be one (a
+    5 MB string, a NUL) is refused as the argument ``what`` of ``fn``."""
     if isinstance(data, str | os.PathLike):
-        return str(data)
+        return checks.path(fn, what, data)
     rows = rows_of(data, what)
     try:
         text = "".join(json.dumps(row, ensure_ascii=False, default=_plain) + "\n" for row in rows)

@@ -18,9 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import numpy as np
 import torch
 
+from warmstart.api import checks
 from warmstart.api.configs import PathLike
 from warmstart.api.python_errors import speaks_python
 from warmstart.checkpoints.card import RunCard
@@ -35,6 +35,7 @@ from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig
 from warmstart.hub.convert import export_hf
 from warmstart.hub.on_the_fly import warmstart_dir
+from warmstart.nn.pooling import POOLING
 from warmstart.registry import generates
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import pick_device
@@ -53,7 +54,10 @@ def load(path: PathLike, device: Device | None = None, dtype: torch.dtype | str 
     ``device``: "cuda", "cuda:1", "cpu" or a ``torch.device``; None: CUDA when there is one, else the CPU.
     ``dtype``: the weights' float type, ``torch.float16``/``bfloat16``/``float32`` or its name ("fp16",
     "bf16"...); None keeps float32 (fill_mask always runs in float32)."""
-    d = resolve_checkpoint(warmstart_dir(str(path)) or str(path), prefer="best")
+    where: str = checks.path("load", "path", path)
+    checks.device("load", "device", device)
+    _dtype(dtype)
+    d = resolve_checkpoint(warmstart_dir(where) or where, prefer="best")
     return Model(d, read_config(d), device=device, dtype=dtype)
 
 
@@ -74,6 +78,11 @@ def _device(device: Device | None) -> torch.device:
 
 
 def _dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
+    """A float dtype, from a ``torch.dtype`` or its name; None keeps float32."""
+    if isinstance(dtype, torch.dtype) and not dtype.is_floating_point:
+        raise checks.ArgumentValueError(
+            f"dtype must be a float type, got {dtype}", "use torch.float16, torch.bfloat16 or torch.float32"
+        )
     if dtype is None or isinstance(dtype, torch.dtype):
         return dtype
     name = str(dtype).removeprefix("torch.")
@@ -109,6 +118,7 @@ class Model:
     @speaks_python("Model.to")
     def to(self, device: Device | None = None, dtype: torch.dtype | str | None = None) -> Model:
         """Move the model (the parts loaded so far, and those loaded later) to ``device`` and/or ``dtype``."""
+        checks.device("to", "device", device)
         if device is not None:
             self.device = _device(device)
         if dtype is not None:
@@ -162,16 +172,14 @@ class Model:
         A classifier also ranks: ``top_k=None`` gives every label as ``[{"label", "score"}, ...]`` from the
         best down (as transformers' ``pipeline("text-classification", top_k=None)``), ``top_k=k`` the best
         k."""
+        items, single = checks.predict_inputs("predict", inputs)
+        batch_size = checks.whole("predict", "batch_size", batch_size, 1, example="batch_size=64")
+        top_k = checks.whole("predict", "top_k", top_k, 1, none=True, example="top_k=3",
+                             must="a positive whole number or None")  # fmt: skip
         self._need(self.card.finetuned, "predict", "finetune it first (warmstart.finetune)")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise WarmstartError(
-                f"top_k must be a positive whole number or None, got {top_k!r}", "e.g. top_k=3"
-            )
-        single = isinstance(inputs, str | dict) or (isinstance(inputs, tuple) and len(inputs) == 2)
-        items = [inputs] if single else list(inputs)
-        pairs = [{"text": x[0], "text_pair": x[1]} if isinstance(x, tuple) else x for x in items]
         self._predictor.batch_size = batch_size
-        records = [self._predictor.record(x, i + 1) for i, x in enumerate(pairs)]
+        where = ["inputs"] if single else [f"inputs[{i}]" for i in range(len(items))]
+        records = [self._predictor.record(x, i + 1, where[i]) for i, x in enumerate(items)]
         out = self._predictor.predict(records)
         results: list[Any] = out if top_k == 1 else [self._ranked(p, top_k) for p in out]
         return results[0] if single else results
@@ -210,11 +218,22 @@ class Model:
         case, ``normalize=False`` turns a declared normalization off, ``pooling`` ("cls", "mean", "max") and
         ``layer`` (features.py) choose others; ``max_length`` tokens (default: the declared length, else the
         model's positions, at most 512)."""
+        batch, single = checks.texts("encode", "texts", texts)
+        batch_size = checks.whole("encode", "batch_size", batch_size, 1, example="batch_size=32")
+        switches = {"show_progress_bar": show_progress_bar, "normalize": normalize,
+                    "convert_to_numpy": convert_to_numpy, "convert_to_tensor": convert_to_tensor,
+                    "normalize_embeddings": normalize_embeddings}  # fmt: skip
+        for name, value in switches.items():  # None: the default (show_progress_bar, normalize)
+            checks.flag("encode", name, value, none=name in ("show_progress_bar", "normalize"))
+        pooling = checks.word("encode", "pooling", pooling, POOLING, none=True)
+        if isinstance(layer, int) and not isinstance(layer, bool):
+            layer = str(layer)  # an index into [embeddings, layer 1, ...]
+        layer = checks.word("encode", "layer", layer) or "last"
+        max_length = checks.whole("encode", "max_length", max_length, 1, none=True, example="max_length=128")
+        checks.device("encode", "device", device)
         self._need(self.kind != "generator", "encode", "encode with an encoder run (bert, roberta, ...)")
         if device is not None:
             self.to(device)
-        single = isinstance(texts, str)
-        batch = [texts] if isinstance(texts, str) else list(texts)
         if normalize_embeddings:
             normalize = True
         pooling, normalize, declared_length = sentence_options(self.card, pooling, normalize)
@@ -238,15 +257,13 @@ class Model:
         ``a`` and ``b`` are embeddings (numpy arrays or tensors, one vector or a matrix each) or texts (a
         string or a list of strings, encoded first). A float32 tensor on the CPU."""
 
-        def matrix(x: Any) -> torch.Tensor:
-            if isinstance(x, str) or (isinstance(x, Sequence) and x and isinstance(x[0], str)):
-                x = self.encode(x)
-            t = torch.as_tensor(
-                np.asarray(x.cpu() if isinstance(x, torch.Tensor) else x), dtype=torch.float32
-            )
+        def matrix(x: Any, name: str) -> torch.Tensor:
+            if isinstance(x, str) or (isinstance(x, list | tuple) and any(isinstance(i, str) for i in x)):
+                x = self.encode(checks.texts("similarity", name, x)[0])
+            t = torch.from_numpy(checks.embeddings("similarity", name, x))
             return t.unsqueeze(0) if t.dim() == 1 else t
 
-        left, right = matrix(a), matrix(b)
+        left, right = matrix(a, "a"), matrix(b, "b")
         if left.shape[-1] != right.shape[-1]:
             raise WarmstartError(
                 f"the embeddings have {left.shape[-1]} and {right.shape[-1]} dimensions",
@@ -257,6 +274,8 @@ class Model:
     @speaks_python("Model.fill_mask")
     def fill_mask(self, text: str, k: int = 5) -> list[list[dict]]:
         """The top ``k`` tokens (with probabilities) at each [MASK] of ``text``, in order."""
+        text = checks.text("fill_mask", "text", text, empty=False)
+        k = checks.whole("fill_mask", "k", k, 1, example="k=5")
         self._need(self.kind == "encoder", "fill_mask", "use a run pretrained with mlm")
         return self._filler.fill(text, k)["masks"]
 
@@ -288,6 +307,16 @@ class Model:
         (1.0: off), ``temperature`` (1.0), ``repetition_penalty`` (1.0: off), ``num_return_sequences``;
         ``stop``: a string or strings that end a text (left out). Other settings as ``warmstart generate``
         takes them (``seed``, ``max_length``, ``length_penalty``, ``strategy``: generation/decode.py)."""
+        prompts, single = checks.texts("generate", "prompt", prompt, empty=False)
+        counts = {"max_new_tokens": (max_new_tokens, 1), "top_k": (top_k, 0), "num_beams": (num_beams, 1),
+                  "num_return_sequences": (num_return_sequences, 1)}  # fmt: skip
+        for name, (value, least) in counts.items():
+            checks.whole("generate", name, value, least, none=name != "num_return_sequences")
+        scales = {"top_p": top_p, "temperature": temperature, "repetition_penalty": repetition_penalty}
+        for name, scale in scales.items():
+            checks.number("generate", name, scale, above=0, most=1 if name == "top_p" else None)
+        checks.flag("generate", "do_sample", do_sample, none=True)
+        stop = None if stop is None else checks.names("generate", "stop", stop)
         self._need(self.kind in ("generator", "text_to_text"), "generate", "use a gpt2, t5 or bart run")
         given = dict(max_new_tokens=max_new_tokens, top_k=top_k, top_p=top_p, temperature=temperature,
                      repetition_penalty=repetition_penalty, num_beams=num_beams)  # fmt: skip
@@ -295,18 +324,17 @@ class Model:
         values["strategy"] = _strategy(settings.get("strategy"), do_sample, num_beams)
         values["num_return_sequences"] = num_return_sequences
         if stop is not None:
-            values["stop"] = [stop] if isinstance(stop, str) else list(stop)
+            values["stop"] = stop
         cfg = from_dict(GenerationConfig, values)
-        prompts = [prompt] if isinstance(prompt, str) else list(prompt)
         texts = run_generate(self.path, prompts, cfg, stream=io.StringIO(), loaded=self._generator)
         n = cfg.num_return_sequences
         grouped: list[Any] = texts if n == 1 else [texts[i : i + n] for i in range(0, len(texts), n)]
-        return grouped[0] if isinstance(prompt, str) else grouped
+        return grouped[0] if single else grouped
 
     @speaks_python("Model.save")
     def save(self, directory: PathLike) -> Path:
         """A copy of the model directory (weights, config.json, tokenizer) that ``warmstart.load`` reads."""
-        out = Path(directory)
+        out = Path(checks.path("save", "directory", directory))
         if out.exists() and any(out.iterdir()):
             raise WarmstartError(f"{out} already exists and is not empty", "choose another directory")
         shutil.copytree(self.path, out, dirs_exist_ok=True)
@@ -315,7 +343,8 @@ class Model:
     @speaks_python("Model.export_hf")
     def export_hf(self, directory: PathLike, overwrite: bool = False) -> Path:
         """The model as a transformers directory (``AutoModel*.from_pretrained``): ``warmstart export``."""
-        return export_hf(self.path, Path(directory), overwrite=overwrite)
+        out = Path(checks.path("export_hf", "directory", directory))
+        return export_hf(self.path, out, overwrite=bool(checks.flag("export_hf", "overwrite", overwrite)))
 
     def _need(self, ok: bool, what: str, fix: str) -> None:
         if not ok:

@@ -33,10 +33,11 @@ class Run:
     def from_dir(cls, path: str | Path) -> Run:
         """The Run of an existing run directory (finished, or a finetune's seeds so far), as the function
         that made it returned it."""
+        from warmstart.api import checks
         from warmstart.api.python_errors import translate
 
         try:
-            return _read(Path(path))
+            return _read(Path(checks.path("open_run", "path", path)))
         except WarmstartError as exc:
             translate(exc, "open_run")
             raise

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from warmstart import config as C
+from warmstart.api import checks
 from warmstart.api.configs import (
     DataclassInstance,
     FinetuneConfig,
@@ -37,16 +38,40 @@ from warmstart.commands import pretrain as pretrain_command
 from warmstart.data.corpus import corpus_texts
 from warmstart.data.dataset import DataOptions
 from warmstart.tokenization.tokenizer import Tokenizer
+from warmstart.tokenization.train import KINDS
 from warmstart.tokenization.train import train_tokenizer as train_tokenizer_fn
+from warmstart.train.callbacks import callbacks as checked_callbacks
 from warmstart.word2vec.run import run as word2vec_run
 from warmstart.word2vec.train import Word2VecConfig
 
+MAX_VOCAB = 1 << 24  # vocab_size of train_tokenizer: far above any real vocabulary, far below a MemoryError
 
-def _corpora(corpus: PathLike | Iterable[PathLike] | None, texts: Any) -> list[str] | None:
-    names = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus or [])
+
+def _corpora(fn: str, corpus: PathLike | Iterable[PathLike] | None, texts: Any) -> list[str] | None:
+    names = checks.paths(fn, "corpus", corpus)
     if texts is not None:
-        names.append(as_source(texts, "texts"))
-    return [str(n) for n in names] or None
+        names.append(as_source(texts, "texts", fn))
+    return names or None
+
+
+def _check(fn: str, args: dict[str, Any]) -> list:
+    """Check the arguments ``fn`` shares with the others (paths, switches, typed keywords) before anything
+    is read or written; the callbacks as objects (functions become on_step callbacks)."""
+    for name in ("init", "out", "resume", "tokenizer", "shards"):
+        checks.path(fn, name, args.get(name), none=True)
+    if not is_config(args.get("config")):
+        checks.path(fn, "config", args.get("config"), none=True)
+    checks.flag(fn, "overwrite", args["overwrite"])
+    checks.word(fn, "preset", args.get("preset"), none=True)
+    checks.keywords(fn, {k: args[k] for k in KEYWORDS[fn]})
+    for name in ("task", "strategy"):  # a name, a dict or a dataclass
+        value = args.get(name)
+        if value is not None and not isinstance(value, str | dict) and not is_config(value):
+            raise checks.ArgumentTypeError(
+                f"{fn}: {name} must be a name, a dict or a {name.capitalize()}Config, got {value!r:.60}",
+                f'e.g. {name}="{"classification" if name == "task" else "lora"}"',
+            )
+    return checked_callbacks(args["callbacks"])
 
 
 @speaks_python("pretrain")
@@ -101,8 +126,9 @@ def pretrain(
     ``out``."""
     args = locals()
     check_keywords("pretrain", sections, _parameters(pretrain), PretrainConfig)
+    hooks = _check("pretrain", args)
     typed = {k: _device(args[k]) for k in KEYWORDS["pretrain"]}
-    data = {"corpus": _corpora(corpus, texts), "tokenizer": tokenizer, "shards": shards}
+    data = {"corpus": _corpora("pretrain", corpus, texts), "tokenizer": tokenizer, "shards": shards}
     given_data = plain(sections.get("data")) or {}
     sections["data"] = C.merge({k: _text(v) for k, v in data.items() if v is not None}, given_data)
     sections.update(train=train, init=_text(init), out=_text(out))
@@ -110,7 +136,7 @@ def pretrain(
     config_file, flags = _config(config, flags)
     flags = {k: v for k, v in flags.items() if v != {}}
     result = pretrain_command.pretrain(
-        preset, config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=callbacks
+        preset, config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=hooks
     )
     return Run(Path(result["run_dir"]), "pretrain", result)
 
@@ -174,6 +200,7 @@ def finetune(
     ``resume`` a run directory to finish; ``overwrite`` replace ``out``."""
     args = locals()
     check_keywords("finetune", sections, _parameters(finetune), FinetuneConfig)
+    hooks = _check("finetune", args)
     typed = {k: _device(args[k]) for k in KEYWORDS["finetune"] if k not in ("task", "strategy")}
     for name in ("task", "strategy"):  # a name is the typed keyword, a dict or dataclass the section
         if isinstance(args[name], str):
@@ -188,7 +215,7 @@ def finetune(
     flags, overrides = command_flags("finetune", typed, sections, dotted)
     config_file, flags = _config(config, flags)
     result = finetune_command.finetune(
-        config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=callbacks
+        config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=hooks
     )
     return Run(Path(result["run_dir"]), "finetune", result)
 
@@ -228,11 +255,17 @@ def train_tokenizer(
 ) -> Tokenizer:
     """``warmstart tokenizer train``: a WordPiece, byte-level BPE or Unigram tokenizer written to ``out``
     from the train split of ``corpus`` (names or files) and/or ``texts`` (in memory); returns it."""
-    names = _corpora(corpus, texts)
+    fn = "train_tokenizer"
+    out = checks.path(fn, "out", out)
+    kind = checks.word(fn, "kind", kind, KINDS)
+    vocab_size = checks.whole(fn, "vocab_size", vocab_size, 1, MAX_VOCAB, example="vocab_size=16000")
+    min_frequency = checks.whole(fn, "min_frequency", min_frequency, 0, example="min_frequency=2")
+    sentinels = checks.whole(fn, "sentinels", sentinels, 0, none=True, example="sentinels=100")
+    text_column = checks.word(fn, "text_column", text_column)
+    checks.flag(fn, "overwrite", overwrite)
+    names = _corpora(fn, corpus, texts)
     if not names:
-        from warmstart.errors import WarmstartError
-
-        raise WarmstartError("no text given", "pass corpus=NAME_OR_FILE or texts=[...]")
+        raise checks.ArgumentValueError(f"{fn}: no text given", "pass corpus=NAME_OR_FILE or texts=[...]")
     stream = corpus_texts(names, DataOptions(text_column=text_column, label_column=None), "train")
     sentinels = sentinels if sentinels is not None else (100 if kind == "unigram" else 0)
     return train_tokenizer_fn(
@@ -255,9 +288,12 @@ def word2vec(
     """``warmstart word2vec train``: skip-gram or CBOW vectors of ``corpus`` and/or ``texts``, evaluated on
     analogies and word similarity. Word2vec settings go as keywords (``dim=100, model="cbow"``) or in
     ``word2vec=dict(...)``; ``restrict``, ``split_seed`` as on the command line."""
+    checks.path("word2vec", "out", out, none=True)
+    checks.flag("word2vec", "overwrite", overwrite)
+    corpora = _corpora("word2vec", corpus, texts)
     section = dict(settings_.pop("word2vec", None) or {})
     section.update({k: settings_.pop(k) for k in list(settings_) if k in W2V_KEYS})
-    kwargs = {**settings_, "corpus": _corpora(corpus, texts), "out": out, "word2vec": section or None}
+    kwargs = {**settings_, "corpus": corpora, "out": _text(out), "word2vec": section or None}
     flags, overrides = settings(kwargs, dotted)
     result = word2vec_run(flags, overrides, overwrite=overwrite)
     return Run(Path(result["run_dir"]), "word2vec", result)

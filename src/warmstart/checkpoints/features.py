@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from warmstart.checkpoints.load import check_length
+from warmstart.errors import WarmstartError
 from warmstart.nn.pooling import check_layer, cls_at_end, pool, select
 from warmstart.tasks.base import encoder_inputs
 from warmstart.tokenization.open_words import reading
@@ -25,6 +26,11 @@ def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_
     eval mode, on the encoder's device."""
 
     check_length(encoder.config, max_length, "--max-length")
+    for key, value, good in (("--max-length", max_length, 128), ("batch_size", batch_size, 32)):
+        if value < 1:  # else a tokenizer's or range()'s own error
+            raise WarmstartError(f"{key} must be at least 1, got {value}", f"e.g. {key} {good}")
+    if not texts:
+        raise WarmstartError("no texts to encode", "give at least one text")
     encoder.eval()
     tokenizer = reading(encoder, tokenizer, texts)  # a character model (ELMo) reads every word's characters
     ids, types = tokenizer.encode_pairs(texts, None, max_length)

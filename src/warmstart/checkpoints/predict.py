@@ -61,7 +61,10 @@ TEXT_KEYS = ("text", "text_pair", "question", "context")
 LIST_KEYS = ("tokens", "choices")
 
 
-def parse_record(line: str, number: int, kind: str) -> dict:
+def parse_record(line: str, number: int, kind: str, where: str | None = None) -> dict:
+    """One input (a JSON object or plain text) as a record of the task's ``kind``; errors name ``where``
+    (the Python API's ``inputs[3]``), else the input line ``number``."""
+    at = where or f"input line {number}"
     line = line.strip()
     if line.startswith("{"):
         obj = readers._json_object(line, "the input", number)  # one clear line for bad JSON or a non-object
@@ -69,7 +72,7 @@ def parse_record(line: str, number: int, kind: str) -> dict:
         obj = {"text": line}
     else:
         raise WarmstartError(
-            f"input line {number} is plain text, but this model needs JSON objects",
+            f"{at} is plain text, but this model needs JSON objects",
             'write lines like {"question": ..., "context": ...} (QA) or {"context": ..., "choices": [...]}',
         )
     for key, value in obj.items():
@@ -77,7 +80,7 @@ def parse_record(line: str, number: int, kind: str) -> dict:
         if (key in TEXT_KEYS and not isinstance(value, str)) or (key in LIST_KEYS and not texts):
             must = "a string" if key in TEXT_KEYS else "a list of strings"
             raise WarmstartError(
-                f"input line {number}: '{key}' must be {must}, got {json.dumps(value)[:60]}",
+                f"{at}: '{key}' must be {must}, got {json.dumps(value)[:60]}",
                 'e.g. {"text": "a review"}, {"tokens": ["New", "York"]}, {"choices": ["yes", "no"]}',
             )
     if kind == "tagging":
@@ -85,14 +88,14 @@ def parse_record(line: str, number: int, kind: str) -> dict:
         obj = {**obj, "tokens": tokens, "text": " ".join(tokens), "tags": ["O"] * len(tokens)}
     elif kind == "qa":
         if "question" not in obj or "context" not in obj:
-            raise WarmstartError(f"input line {number} lacks question or context", "give both keys")
+            raise WarmstartError(f"{at} lacks question or context", "give both keys")
         obj = {"id": str(number), "answers": [], **obj, "text": obj["context"]}
     elif kind == "choice":
         if "choices" not in obj:
-            raise WarmstartError(f"input line {number} has no choices", 'add "choices": [...]')
+            raise WarmstartError(f"{at} has no choices", 'add "choices": [...]')
         obj = {**obj, "text": obj.get("context", obj.get("text", "")), "label": 0}
     if not str(obj.get("text", "")).strip():
-        raise WarmstartError(f"input line {number} has no text", "remove empty lines or fill them in")
+        raise WarmstartError(f"{at} has no text", "remove empty lines or fill them in")
     return obj
 
 
@@ -112,11 +115,11 @@ class Predictor:
         self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
         self.batch_size = batch_size
 
-    def record(self, item, number: int) -> dict:
-        """An input item (a string, a dict, or a JSON line) as a checked record."""
+    def record(self, item, number: int, where: str | None = None) -> dict:
+        """An input item (a string, a dict, or a JSON line) as a checked record; errors name ``where``."""
         if isinstance(item, dict):
-            return parse_record(json.dumps(item, ensure_ascii=False), number, self.task.kind)
-        return parse_record(str(item), number, self.task.kind)
+            return parse_record(json.dumps(item, ensure_ascii=False), number, self.task.kind, where)
+        return parse_record(str(item), number, self.task.kind, where)
 
     def predict(self, records: list[dict]) -> list[dict]:
         """One prediction per record, in order: batched by size (less padding), no autograd graph."""

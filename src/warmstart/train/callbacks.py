@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from warmstart.errors import WarmstartError
+
 
 class StopTraining(Exception):  # noqa: N818 - a request, not an error
     """Raised by a callback to end the run at the current step (the message is logged with the stop)."""
@@ -42,17 +44,38 @@ class _StepFunction:
 NAMES = ("on_step", "on_log", "on_evaluate", "on_save", "on_train_end")
 
 
+class BadCallback(WarmstartError, TypeError):
+    """``callbacks=`` holds something that is not a callback (a TypeError too, as Python raises for one)."""
+
+
 def callbacks(hooks: Iterable | None) -> list:
-    """The callback objects of ``hooks`` (functions become ``on_step`` callbacks)."""
+    """The callback objects of ``hooks`` (functions become ``on_step`` callbacks), checked before the run
+    directory exists: anything else is refused, naming its place (``callbacks[0] is an int (42)``)."""
+    need = f"a callback has one of {', '.join(NAMES)}, or is a function(step, loss)"
+    if isinstance(hooks, str | bytes | dict) or not isinstance(hooks, Iterable | None):
+        shown = _shown(hooks)
+        if any(hasattr(hooks, name) for name in NAMES) or callable(hooks):
+            raise BadCallback(f"callbacks must be a list, got {shown}", "wrap it in a list: callbacks=[...]")
+        raise BadCallback(f"callbacks must be a list of callbacks, got {shown}", need)
     out = []
-    for hook in hooks or ():
+    for i, hook in enumerate(hooks or ()):
+        if isinstance(hook, type):
+            raise BadCallback(
+                f"callbacks[{i}] is the class {hook.__name__}", f"pass an instance: {hook.__name__}()"
+            )
         if any(hasattr(hook, name) for name in NAMES):
             out.append(hook)
         elif callable(hook):
             out.append(_StepFunction(hook))
         else:
-            raise TypeError(f"a callback needs one of {', '.join(NAMES)}, or to be a function(step, loss)")
+            raise BadCallback(f"callbacks[{i}] is {_shown(hook)}, not a callback", need)
     return out
+
+
+def _shown(value: Any) -> str:
+    name = type(value).__name__
+    text = repr(value)
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name} ({text[:60]}{'...' if len(text) > 60 else ''})"
 
 
 def notify(hooks: list, name: str, *args: Any) -> str | None:

@@ -129,8 +129,9 @@ class _Fit:
             torch.nn.utils.clip_grad_norm_(self.unit.parameters(), cfg.clip_norm) if cfg.clip_norm else None
         )
         grad_norm = None if norm is None else float(norm)
-        # fp16: an overflowed gradient is the scaler's to skip (precision.py), not a bad step
-        problem = self.guard.problem(loss, None if scaler.enabled else grad_norm)
+        # fp16: an overflowed gradient is the scaler's to skip (precision.py), not a bad step, while the scale
+        # is at least 1: float16's range never needs less, so below it the gradient itself is broken
+        problem = self.guard.problem(loss, None if scaler.searching else grad_norm)
         if problem is None:
             problem = self.update()
         scaler.update(counted=problem is None)
@@ -211,6 +212,18 @@ class _Fit:
             self.bar.write(f"early stopping: no better {self.metric} in {stale} evaluations")
             state["stopped_early"] = True
         self.stop_if(step, notify(self.hooks, "on_evaluate", step, dict(self.last_eval)))
+
+    def keep_best(self, step: int) -> None:
+        """A run stopped before any evaluation picked a best model (a callback's StopTraining at step 1) is
+        evaluated at its last step, and that model kept as RUN/best: a finetune has a model to score. The
+        stop was already asked for, so a callback's StopTraining here changes nothing."""
+        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        self.logger.log(step, "validation", self.last_eval)
+        value = self.last_eval.get(self.metric)
+        self.state["best_step"], self.state["best_value"] = step, value
+        self.ckpt.save_best(self.unit, {"step": step, "metric": self.metric, "value": value})
+        self.bar.write(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in self.last_eval.items()))
+        notify(self.hooks, "on_evaluate", step, dict(self.last_eval))
 
     def evaluate_at_start(self) -> str | None:
         """The evaluation before the first step (the curve's starting point), logged and passed to
@@ -342,6 +355,8 @@ def fit(
             run.window_start += time.perf_counter() - paused
             if signalled:
                 raise stop.stopped(step, saved, _resume_dir(checkpointer.run_dir), command)
+        if run.state.get("stopped_early") and run.state["best_step"] is None:
+            run.keep_best(step)  # stopped before the first evaluation: this step's model is the best
         ended = True
     except RuntimeError as exc:  # torchrun: another process died or hung
         lost = ddp.failure(exc, again)

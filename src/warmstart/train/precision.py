@@ -89,6 +89,13 @@ class LossScaler:
         return self.overflowed
 
     @property
+    def searching(self) -> bool:
+        """Whether an overflowed gradient is the scaler's to skip: fp16 with a scale of at least 1. A gradient
+        that overflows even below that is not float16's range but a broken step: the NaN guard's bad step
+        (without this, a NaN gradient under a finite loss would be skipped forever, the scale halving)."""
+        return self.enabled and self.loss_scale >= 1.0
+
+    @property
     def loss_scale(self) -> float:
         return float(self.scaler.get_scale())
 
