@@ -4,7 +4,9 @@ Each config section is a dataclass whose fields carry a ``help`` string (``opt(d
 text becomes ``--help``. Values are merged in this order: dataclass defaults, preset YAML, ``--config`` YAML,
 command-line flags, then ``key.sub=value`` overrides. The resolved config is saved with every run.
 Keys that are fractions by name (``*dropout*``, ``*pdrop``, ``*_prob``, ``*_fraction``, ``*_ratio``) must lie
-in [0, 1]; other range checks live in each config's ``__post_init__``.
+in [0, 1]; whole-number keys (sizes, layer and head counts, steps, limits, seeds) lie in the range their name
+gives them (numbers.py), so that a negative width or a seed torch cannot take is one line when the config is
+read, not an error deep in torch; rules special to one key live in its config's ``__post_init__``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 import types
 import typing
 from pathlib import Path
@@ -22,9 +23,9 @@ import yaml
 
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
+from warmstart.numbers import FRACTION, check_values, short
 
 PRESET_DIR = Path(__file__).parent / "presets"
-FRACTION = re.compile(r"dropout|pdrop|_prob$|_fraction$|_ratio$")
 
 
 def opt(default: Any, help: str) -> Any:
@@ -96,12 +97,6 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
         f"config key '{key}' expects {_type_name(tp)}, got {short(value)}",
         f"set it like {key}=<{_type_name(tp)}>",
     )
-
-
-def short(value: Any, limit: int = 80) -> str:
-    """A value as an error line quotes it: its repr, cut after ``limit`` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
 
 
 def _scalar(text: str):
@@ -196,7 +191,9 @@ def from_dict(cls: type, data: dict | None, prefix: str = "", root: type | None 
                     f"config key '{prefix}{f.name}' is a fraction, got {short(value)}",
                     "use a value from 0 to 1",
                 )
-    return cls(**kwargs)
+    cfg = cls(**kwargs)  # its __post_init__ first: a key's own rule says it best
+    check_values(cls, kwargs, prefix, nested=False)  # sections: checked by their own from_dict above
+    return cfg
 
 
 def to_dict(cfg: Any) -> dict:

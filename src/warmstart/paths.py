@@ -7,6 +7,7 @@ reads or writes a user's cache.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -46,3 +47,23 @@ def refuse_same_file(out: str | Path | None, inputs: dict[str, str | Path | None
         return
     files = {what: given for what, given in inputs.items() if given and Path(given).expanduser().is_file()}
     refuse_overlap(out, files)
+
+
+def refuse_replacing_home(out: str | Path | None, overwrite: bool) -> None:
+    """``--overwrite`` replaces the directory ``--out`` names: never the working directory, the home
+    directory or a directory holding either (``--out .``, ``--out ..``, ``--out ~``, ``--out /``). Refused
+    before anything is read or moved."""
+    if not overwrite or not out or out == "-":
+        return
+    o = Path(out).expanduser().resolve()
+    places = []
+    for what, where in (("working directory", Path.cwd), ("home directory", Path.home)):
+        with contextlib.suppress(OSError, RuntimeError):  # no working or home directory to speak of
+            places.append((what, where().resolve()))
+    for what, place in sorted(places, key=lambda p: o != p[1]):  # the one it is, before one it holds
+        if o == place or o in place.parents:
+            how = f"is the {what}" if o == place else f"holds the {what} ({place})"
+            raise WarmstartError(
+                f"--out {out} {how}: --overwrite would replace it and everything in it",
+                "pass a directory of its own to --out, e.g. runs/NAME (nothing was changed)",
+            )

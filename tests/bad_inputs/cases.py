@@ -8,6 +8,7 @@ runs that it damages, and words the one error line must contain. ``proc=True`` r
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,12 +79,26 @@ def bad_tokenizer_config(tmp: Path, fx: dict) -> None:
     (tmp / "t" / "tokenizer_config.json").write_text("{oops")
 
 
+def hf_export(**edits):
+    """setup: the tiny pretrained run exported as a transformers directory {tmp}/h, its config.json edited."""
+
+    def setup(tmp: Path, fx: dict) -> None:
+        from warmstart.hub.convert import export_hf
+
+        export_hf(fx["pre"], tmp / "h")
+        config = json.loads((tmp / "h" / "config.json").read_text())
+        (tmp / "h" / "config.json").write_text(json.dumps({**config, **edits}))
+
+    return setup
+
+
 def lines(template: str, n: int = 60) -> str:
     return "".join(template % i for i in range(n))
 
 
 CHOICES = lines('{"context": "c %d", "choices": ["a", "b"], "label": "x"}\n')
 HF_CONFIG = '{"model_type": "bert", "vocab_size": 1000}'
+HUGE = 2**70  # more than any seed, size or count can be
 
 # --------------------------------------------------------------------------------------------- the table
 CASES = [
@@ -223,8 +238,13 @@ CASES = [
     case("em-max-length-above-positions", "embed {pre} --data {csv} --max-length 5000 --out {tmp}/e.npy",
          "--max-length 5000 exceeds the model's 128 positions"),
     case("em-layer-out-of-range", "embed {pre} --data {csv} --layer 99 --out {tmp}/e.npy", "layer 99"),
+    case("em-plot-not-a-picture", "embed {pre} --data {csv} --word the --plot {tmp}/x.csv --out {tmp}/e.npy",
+         "--plot", "x.csv is not the name of a picture file", "--plot x.png"),
     case("em-out-under-a-file", "embed {pre} --data {csv} --out {tmp}/f/e.npy", "is a file, not a directory",
          files={"f": "a file"}),
+    case("fm-bias-finetuned-run", "fill-mask {ft} --bias --out {tmp}/b.json",
+         "holds a finetuned classification model", "the pretrained run it was finetuned from"),
+    case("fm-finetuned-run", "fill-mask {ft} 'a [MASK] text'", "holds a finetuned classification model"),
     case("pb-one-label", "probe {pre} --data {tmp}/d.csv --out {tmp}/p --no-scratch", "needs 2 labels",
          files={"d.csv": "text,label\n" + lines("text number %d,same\n")}),
     # generate, prompt: an encoder is another family
@@ -253,4 +273,37 @@ CASES = [
          "'zebra' is not in the vocabulary", files={"v.txt": "2 2\ncat 1 0\ndog 0 1\n"}),
     case("w2v-export-under-a-file", "word2vec export {tmp}/v.txt --out {tmp}/f/v.bin", "is a file",
          files={"v.txt": "2 2\ncat 1 0\ndog 0 1\n", "f": "a file"}),
+    # sizes, counts and seeds: checked where the config is read, as a class (issue 38)
+    case("pt-negative-width", f"pretrain --shards {{shards}} --out {{tmp}}/r {TINY} model.hidden_size=-4 "
+         "model.num_attention_heads=2", "model.hidden_size must be at least 1, got -4"),
+    case("pt-billion-layers", f"pretrain --shards {{shards}} --out {{tmp}}/r {TINY} "
+         "model.num_hidden_layers=1000000000", "model.num_hidden_layers must be at most 4096"),
+    case("pt-seed-too-large", f"pretrain --shards {{shards}} --out {{tmp}}/r {TINY} train.seed={HUGE}",
+         "train.seed must be at most 4294967295"),
+    case("ft-aux-negative-batch", f"finetune --init {{pre}} --dataset {{csv}} --out {{tmp}}/o {FT} "
+         "aux.objectives=mlm aux.batch_size=-1", "aux.batch_size must be 0 or more, got -1"),
+    case("ft-seed-too-large", f"finetune --init {{pre}} --dataset {{csv}} --out {{tmp}}/o {FT} "
+         f"--seeds 1,{HUGE}", "seeds must be at most 4294967295"),
+    case("gen-seed-too-large", f"generate {{pre}} --prompt hello --seed {HUGE}", "argument --seed",
+         "must be from 0 to 4294967295"),
+    case("fm-seed-too-large", f"fill-mask {{pre}} 'a [MASK] text' --random-init --seed {HUGE}",
+         "argument --seed", "must be from 0 to 4294967295"),
+    case("fm-top-k-too-large", f"fill-mask {{pre}} 'a [MASK] text' --top-k {HUGE}", "argument --top-k"),
+    case("serve-port-out-of-range", "serve {ft} --port 99999", "argument --port", "1 to 65535"),
+    case("im-negative-layers", "import {tmp}/h --out {tmp}/i", "config.json: num_hidden_layers must be at "
+         "least 1, got -2", setup=hf_export(num_hidden_layers=-2)),
+    case("im-float-layers", "import {tmp}/h --out {tmp}/i",
+         "num_hidden_layers must be a whole number, got 2.5", setup=hf_export(num_hidden_layers=2.5)),
+    case("im-billion-layers", "import {tmp}/h --out {tmp}/i", "num_hidden_layers must be at most 4096",
+         setup=hf_export(num_hidden_layers=10**9)),
+    case("im-huge-width", "import {tmp}/h --out {tmp}/i", "hidden_size must be at most 16777216",
+         setup=hf_export(hidden_size=2**40)),
+    case("im-layers-as-text", "import {tmp}/h --out {tmp}/i", "num_attention_heads must be a whole number",
+         setup=hf_export(num_attention_heads="4")),
+    case("pt-out-dot-overwrite", f"pretrain --shards {{shards}} --out . --overwrite {TINY}",
+         "--out . is the working directory", files={"notes.txt": "mine"}),
+    case("pt-out-dotdot-overwrite", f"pretrain --shards {{shards}} --out .. --overwrite {TINY}",
+         "--out .. holds the working directory"),
+    case("ex-out-dot-overwrite", "export {pre} --out . --overwrite", "--out . is the working directory",
+         files={"notes.txt": "mine"}),
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from tests.bad_inputs.faults import FAULTS
 from warmstart.cli.main import main
 
 PROGRESS = re.compile(r"\[\d\d:\d\d")  # a tqdm bar ("tokenizing train: 0.00B [00:00, ?B/s]") is no message
+ERROR = re.compile(r"^(warmstart[\w -]*: )?error: ")  # the parser's line names the command first
 SCRIPT = Path(sys.executable).with_name("warmstart")
 
 
@@ -63,7 +64,7 @@ def error_line(code: int, err: str) -> str:
     assert "Traceback" not in err, err
     assert code == 2, f"exit code {code}: {err}"
     lines = [x for x in err.replace("\r", "\n").splitlines() if x.strip() and not PROGRESS.search(x)]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert len(lines) == 1 and ERROR.match(lines[0]), err
     return lines[0]
 
 

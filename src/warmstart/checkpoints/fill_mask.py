@@ -59,6 +59,12 @@ class FillMask:
         torch.manual_seed(seed)  # the random twin's weights
         encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
         card = RunCard.read(config_json)
+        if card.finetuned:  # its card still names the pretraining objective, but the MLM head stayed behind
+            raise WarmstartError(
+                f"{run} holds a finetuned {card.task_name} model: finetuning keeps the encoder, not the MLM "
+                "head that fills masks",
+                "use the pretrained run it was finetuned from (its --init)",
+            )
         objective = card.objective
         emd = card.sections.get("emd") or {}
         self.emd_passes = emd.get("passes")  # the head reads the decoder's states

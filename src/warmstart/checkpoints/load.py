@@ -9,6 +9,7 @@ from pathlib import Path
 from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
 from warmstart.nn.sizing import build_within_memory, check_shapes
+from warmstart.numbers import check_values
 from warmstart.registry import MODELS, TASKS, family_of, lookup
 from warmstart.tasks.base import TaskConfig
 from warmstart.tokenization.tokenizer import Tokenizer
@@ -47,7 +48,15 @@ def read_config(d: Path) -> dict:
 def model_config(config_json: dict):
     config_cls, model_cls = lookup(MODELS, "model", RunCard.read(config_json).arch)
     names = {f.name for f in dataclasses.fields(config_cls)}
-    return config_cls(**{k: v for k, v in config_json.items() if k in names}), model_cls
+    given = {k: v for k, v in config_json.items() if k in names}
+    try:  # sizes and counts as config.py's rules take them: -2 layers is one line, not torch's error
+        check_values(config_cls, given, nested=False)
+    except WarmstartError as e:
+        raise WarmstartError(
+            f"the model's config.json: {e.problem}",
+            "restore the config.json the weights were saved with, or use another checkpoint",
+        ) from None
+    return config_cls(**given), model_cls
 
 
 def check_length(model_cfg, length: int, key: str) -> None:

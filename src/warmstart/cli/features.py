@@ -14,6 +14,7 @@ from warmstart.paths import refuse_same_file
 
 POOLING = {"default": "cls", "choices": ["cls", "mean"], "help": "[CLS] state or mean"}
 MAX_LENGTH = {"type": int, "default": 128, "help": "longer texts are truncated"}
+PLOT_TYPES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes, as a file name says
 
 
 def _embed(a):
@@ -27,6 +28,11 @@ def _embed(a):
 
     refuse_same_file(a.out, {"--data": a.data})
     check_writable(a.out)
+    if a.plot and Path(a.plot).suffix.lower() not in PLOT_TYPES:  # before the vectors are written
+        raise WarmstartError(
+            f"--plot {a.plot} is not the name of a picture file",
+            f"end it in {', '.join(PLOT_TYPES)}, e.g. --plot {Path(a.plot).with_suffix('.png').name}",
+        )
     if a.word:
         return _embed_word(a)
     if a.sense or a.plot is not None:

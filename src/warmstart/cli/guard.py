@@ -12,7 +12,12 @@ import traceback
 from pathlib import Path
 
 from warmstart.paths import cache_dir
-from warmstart.train.distributed import first_line
+
+
+def first_line(exc: BaseException) -> str:
+    from warmstart.train.distributed import first_line  # torch: loaded when an error is said, not at start
+
+    return first_line(exc)
 
 
 def known(exc: BaseException) -> str | None:

@@ -25,6 +25,17 @@ def _positive(kind):
     return parse
 
 
+def _port(text: str) -> int:
+    """A TCP port: 1 to 65535, or 0 (the system picks a free one)."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535 (0: any free port), got {text}")
+    return value
+
+
+_port.__name__ = "int"  # argparse's own words for a non-number: "invalid int value: 'x'"
+
+
 def add_serve(sub) -> None:
     sv = sub.add_parser(
         "serve",
@@ -36,7 +47,7 @@ def add_serve(sub) -> None:
     )
     sv.add_argument("run", help="run directory (a finetune run's best model, a pretrain run's final one)")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
-    sv.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
+    sv.add_argument("--port", type=_port, default=8000, help="port to listen on (0: any free port)")
     sv.add_argument("--max-chars", type=_positive(int), default=2000, help="most characters in a request")
     sv.add_argument(
         "--max-batch",

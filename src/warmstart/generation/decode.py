@@ -22,6 +22,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.generation.beam_search import beam_search
 from warmstart.models.encoder_decoder import EncoderDecoder
+from warmstart.numbers import check_numbers
 
 STRATEGIES = ("greedy", "sample", "beam")
 
@@ -67,6 +68,7 @@ class GenerationConfig:
                 raise WarmstartError(
                     f"{key} must be {must}, got {getattr(self, key)!r}", f"use e.g. {example}"
                 )
+        check_numbers(self)  # seeds torch can take, counts in range: built by from_dict or by the server
         n = self.num_return_sequences
         if n > 1 and self.strategy == "greedy":
             raise WarmstartError(

@@ -45,6 +45,7 @@ from warmstart.checkpoints.load import model_config
 from warmstart.checkpoints.sentence import declared
 from warmstart.errors import WarmstartError
 from warmstart.hub.adapter import adapter_files, base_state, lora_of, merge_adapters
+from warmstart.hub.config_checks import check_sizes
 from warmstart.hub.electra_generator import export_generator, read_generator
 from warmstart.hub.families import (
     TOKEN_IDS,
@@ -53,6 +54,7 @@ from warmstart.hub.families import (
     config_from_hf,
     config_to_hf,
     family,
+    given_fields,
     pretraining_class,
     refuse,
 )
@@ -220,6 +222,7 @@ def _read_hf(d: Path) -> tuple[dict, dict]:
     """config.json and the tensors of a transformers directory, named as in its family's LM class."""
     hf = _config_json(d, "a directory saved by transformers (config.json + weights)")
     fam = family(hf.get("model_type"), d)  # an unsupported model type: said before the weights are read
+    check_sizes(*given_fields(hf["model_type"], hf), str(d / "config.json"))  # -2 layers: before anything
     return hf, _canonical(read_state(d), fam)
 
 
@@ -248,7 +251,7 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
     name = hf.get("model_type")
     fam = padded(pretraining_class(name, hf=hf, state=state), hf.get("pad_token_id"))
     task = import_task(name, fam, hf, state, hf.get("max_position_embeddings", 512) - fam.position_offset)
-    cfg = config_from_hf(name, hf, state)
+    cfg = config_from_hf(name, hf, state, str(d / "config.json"))
     cfg = dataclasses.replace(cfg, pooler=True) if task and task.get("pooler") else cfg  # ELECTRA's summary
     gen = _generator(d, generator, fam, hf, task, cfg)
     if gen is not None:

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import torch
 
 from warmstart.errors import WarmstartError
+from warmstart.hub.config_checks import located
 from warmstart.models import bart, bert, gpt2, t5, xlnet
 from warmstart.nn.mlp import ACTIVATIONS
+from warmstart.numbers import check_numbers
 from warmstart.registry import MODELS
 
 SUPPORTED = ("bert", "roberta", "albert", "electra", "gpt2", "t5", "bart", "xlnet")
@@ -201,6 +203,7 @@ def pretraining_class(name: str, objective: str | None = None, hf: dict | None =
 
 
 def family(arch, where) -> Family:
+    arch = arch if isinstance(arch, str) else repr(arch)  # a list or a number in config.json: said as such
     if arch in MODELS and arch not in FAMILIES:  # a warmstart family transformers lacks (ELMo)
         raise WarmstartError(
             f"{where} holds a warmstart {arch} model, and transformers has no {arch} class to export to",
@@ -350,18 +353,27 @@ EXPORT_FIX = {"bert": lambda cfg, out: _encoder_out(cfg, "BERT"), "roberta": _ro
               "t5": _t5_out, "bart": _bart_out, "xlnet": lambda cfg, out: None}  # fmt: skip
 
 
-def config_from_hf(arch: str, hf: dict, state: dict):
-    """The warmstart model config of an HF config.json. ``state`` (canonical HF names) says what the config
-    does not: whether BERT has a pooler, T5 v1.1's head (it may be added to ``state``)."""
-
+def given_fields(arch: str, hf: dict) -> tuple[type, dict]:
+    """(warmstart config class, the fields of it that config.json ``hf`` sets)."""
     fam = FAMILIES[arch]
     config_cls, _ = MODELS[fam.arch]
     names = {f.name for f in dataclasses.fields(config_cls)} - fam.only_ours
-    kw = {k: hf[k] for k in names if k in hf}
+    return config_cls, {k: hf[k] for k in names if k in hf}
+
+
+def config_from_hf(arch: str, hf: dict, state: dict, where: str = "config.json"):
+    """The warmstart model config of an HF config.json (``where``). ``state`` (canonical HF names) says what
+    the config does not: whether BERT has a pooler, T5 v1.1's head (it may be added to ``state``)."""
+
+    fam = FAMILIES[arch]
+    config_cls, kw = given_fields(arch, hf)
     if fam.act in kw:
         kw[fam.act] = _activation(kw[fam.act])
     IMPORT_FIX[arch](hf, kw, state)
-    return config_cls(**kw)
+    with located(where):
+        cfg = config_cls(**kw)
+        check_numbers(cfg)  # what the fixes computed too (RoBERTa's positions less its offset)
+    return cfg
 
 
 def config_to_hf(arch: str, cfg, run_config: dict, hf_class: str) -> dict:

@@ -17,6 +17,7 @@ AllenNLP's ELMo page gives: small 13.6M, medium 28.0M, original 93.6M (tests/mod
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -33,6 +34,9 @@ REPRESENTATIONS = ("chars", "embeddings")
 
 @dataclass
 class ElmoConfig:
+    # static word vectors import as a zero-layer ELMo whose token layer is the vectors (hub/static_vectors.py)
+    number_least: ClassVar[dict[str, int]] = {"num_layers": 0}
+
     vocab_size: int = opt(50000, "vocabulary size: the softmax's words (set from the tokenizer)")
     token_representation: str = opt(
         "chars", "chars (a character CNN over each word, as ELMo) or embeddings (a vector per token)"

@@ -24,6 +24,7 @@ those of a single process) while the others wait; ``trainer/rng-rankN.*`` hold t
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -305,12 +306,56 @@ class Checkpointer:
         state = _read_json(path, t / "state.json")
         if not isinstance(state, dict) or "rng" not in state:
             raise _incomplete(path, f"{t / 'state.json'} lacks the trainer state")
+        check_state(path, state)
         rng = read_tensors(t / "rng.safetensors"), state.pop("rng")
         mine = t / f"rng-rank{ddp.rank()}.safetensors"  # torchrun: each process its own RNG
         if ddp.rank() > 0 and mine.is_file():
             rng = read_tensors(mine), _read_json(path, mine.with_suffix(".json"))
-        set_rng_state(*rng)
+        try:
+            set_rng_state(*rng)
+        except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
+            raise _incomplete(path, f"its RNG state does not read back ({type(exc).__name__})") from None
         return state
+
+
+# trainer/state.json's counts: whole numbers from 0 (int64); "step" is also the directory's step-N
+STATE_COUNTS = ("step", "epoch", "batch_in_epoch", "tokens_seen", "bad_steps", "scaler_skipped",
+                "global_batch", "processes")  # fmt: skip
+
+
+def check_state(checkpoint: Path, state: dict) -> None:
+    """Refuse a trainer state whose numbers no run writes (a step of 1e30, a negative epoch, a best step
+    after the step, a best value that is not a finite number): the checkpoint is named as damaged, the
+    earlier one offered, before a number reaches the loop."""
+    where = checkpoint / "trainer" / "state.json"
+
+    def bad(key: str, why: str) -> WarmstartError:
+        return _incomplete(checkpoint, f"{where} holds {key} {str(state.get(key))[:40]}, {why}")
+
+    for key in STATE_COUNTS:
+        if not _count(state.get(key, 0)):
+            raise bad(key, "not a count")
+    m = STEP_DIR.match(checkpoint.name)
+    if m and state.get("step") != int(m.group(1)):
+        raise bad("step", f"not the step of {checkpoint.name}")
+    best_step, best_value = state.get("best_step"), state.get("best_value")
+    if best_step is not None and not (_count(best_step) and best_step <= state.get("step", 0)):
+        raise bad("best_step", "not a step of this run")
+    if best_value is not None and not (_number(best_value) and math.isfinite(best_value)):
+        raise bad("best_value", "not a finite number")
+    norms = state.get("grad_norms", [])
+    if not isinstance(norms, list) or not all(_number(x) for x in norms):
+        raise bad("grad_norms", "not a list of numbers")
+    if not isinstance(state.get("stopped_early", False), bool):
+        raise bad("stopped_early", "not true or false")
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _incomplete(checkpoint: Path, what: str) -> WarmstartError:
