@@ -14,8 +14,10 @@ import functools
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -151,7 +153,9 @@ def finetune(
         )
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
-    encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
+    encoder, tokenizer, config_json = load_encoder(
+        warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch
+    )
     check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
     if hasattr(encoder, "task_encoder") and not resume and "strategy" not in explicit.get("strategy", {}):
         print(
@@ -231,7 +235,9 @@ def _one_run(
 ):
     seed = cfg.train.seed
     torch.manual_seed(seed)
-    encoder, tokenizer, config_json = load_encoder(warmstart_dir(cfg.init), random_init=cfg.from_scratch)
+    encoder, tokenizer, config_json = load_encoder(
+        warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch
+    )
     unit = task.build(task_encoder(encoder), labels)
     attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
     teach(unit, words)  # the words the features were encoded with
@@ -239,7 +245,8 @@ def _one_run(
     if ddp.is_main():
         print(describe(report), file=sys.stderr)
     scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
-    batches, export = task.train_batches(features["train"], global_batch(cfg), seed), merged_state
+    batches = task.train_batches(features["train"], global_batch(cfg), seed)
+    export: Callable[[Any], dict] = merged_state
     if texts is not None:  # joint training: RUN/best and RUN/final hold the task's model alone
         unit, batches = joint_training(cfg, unit, batches, texts, features, tokenizer, seed)
         scales = {f"task.{k}": v for k, v in scales.items()} if scales else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def shown(name: str) -> str:
 
 
 def open_data(
-    dataset: str, files: dict[str, str | None], options: DataOptions | None = None, name: str | None = None
+    dataset: str, files: Mapping[str, str | None], options: DataOptions | None = None, name: str | None = None
 ) -> Dataset:
     """``dataset`` (may be empty) with the user's split ``files`` ({split: name or path}; None: not given):
     files replace splits, the splits not given are carved from the training data (data/split_files.py)."""

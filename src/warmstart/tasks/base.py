@@ -221,7 +221,7 @@ class TrainBatches:
 def pad(rows: list[list[int]], value: int, width: int | None = None) -> torch.Tensor:
     """A (len(rows), width) long tensor, right-padded with ``value``."""
     width = width or max((len(r) for r in rows), default=1)
-    out = np.full((len(rows), max(width, 1)), value, dtype=np.int64)
+    out: np.ndarray = np.full((len(rows), max(width, 1)), value, dtype=np.int64)
     for i, r in enumerate(rows):
         out[i, : len(r)] = r
     return torch.from_numpy(out)

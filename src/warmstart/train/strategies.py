@@ -20,6 +20,7 @@ import copy
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -178,7 +179,7 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
         return _features_encoder(unit, encoder, cfg)
     layers = len(encoder.layers)
     check(cfg, layers, shared=getattr(encoder.config, "share_layers", False))
-    report = {"strategy": cfg.strategy}
+    report: dict[str, Any] = {"strategy": cfg.strategy}
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         reinit_top(encoder, cfg.reinit_top_k)
