@@ -236,6 +236,8 @@ class _Fit:
 
     def step_callbacks(self, step: int, loss: float, lr: float, grad_norm: float | None) -> str | None:
         """``on_step`` and ``on_log`` (train/callbacks.py) after a step; the reason when one asks to stop."""
+        if not self.hooks:  # the usual run: no record to build on every step
+            return None
         epoch = epoch_of(self.train, step * self.cfg.grad_accum)
         record = {"step": step, "loss": loss, "lr": lr, "epoch": epoch,
                   "tokens_seen": self.state["tokens_seen"], "grad_norm": grad_norm}  # fmt: skip
