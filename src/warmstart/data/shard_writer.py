@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 from warmstart.atomic import check_writable
 from warmstart.data.shards import FORMAT, FORMAT_VERSION, token_dtype
 from warmstart.errors import Stopped, WarmstartError
+from warmstart.outputs import mark, refuse_foreign
 from warmstart.tokenization.tokenizer import Tokenizer
 
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -162,6 +163,7 @@ def prepare_shards(
         raise WarmstartError(
             f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
         )
+    refuse_foreign(out_dir)  # --overwrite replaces only shards (or another directory) warmstart made
     check_writable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "tmp"), dir=out_dir.parent))
@@ -201,6 +203,7 @@ def prepare_shards(
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
         tokenizer.save(tmp / "tokenizer")
+        mark(tmp, "shards")
         (tmp / "meta.json").write_text(
             json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )

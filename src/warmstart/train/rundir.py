@@ -1,24 +1,26 @@
 """Run directories: refuse to clobber one unless asked, and record the resolved config in it.
 
-``--overwrite`` never deletes first: the old run is moved aside (a hidden sibling) and removed only when the
-new run has written its first checkpoint (``settle``, called by the Checkpointer); a run that fails before
-that puts the old one back (``abandon``). An output that is, contains or lies inside one of the command's
-inputs is refused before anything is touched (``paths.refuse_overlap``)."""
+``--overwrite`` never deletes first, and replaces only a directory warmstart made (its ``.warmstart``
+marker, written here into every run, study, probe, demo and word2vec directory): the old run is moved aside
+under a journal (outputs/journal.py) and removed only when the new run has written its first checkpoint
+(``settle``, called by the Checkpointer); a run that fails before that puts the old one back (``abandon``),
+and a run killed before that is put back by the next command. An output that is, contains or lies inside
+one of the command's inputs is refused before anything is touched (``paths.refuse_overlap``)."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
-import shutil
 from pathlib import Path
 
 from warmstart.atomic import check_writable
 from warmstart.config import load_yaml, save_yaml
 from warmstart.errors import WarmstartError
+from warmstart.outputs import abandon, mark, move_aside, recover, refuse_foreign, settle
+from warmstart.paths import refuse_replacing_home
 
+__all__ = ["abandon", "check_free", "hold", "open_run_dir", "settle"]
 CONFIG_FILE = "config.yaml"
-_ASIDE: dict[Path, Path] = {}  # new run directory -> the run it replaces, until the new one has a checkpoint
 
 
 RUN_DIR_FIX = "pass --resume to continue it, --overwrite to replace it, or choose another --out"
@@ -29,18 +31,28 @@ def check_free(path: str | Path, overwrite: bool = False, fix: str = RUN_DIR_FIX
     long work whose results go there, so that a refusal costs nothing."""
     path = Path(path)
     check_writable(path)
+    recover(path)  # an --overwrite of it that was killed: the old run back (or the new one finished)
     if path.exists() and not path.is_dir():
         raise WarmstartError(f"{path} exists and is not a directory", "choose another --out")
     taken = path.exists() and any(path.iterdir())
     if taken and not overwrite:
         raise WarmstartError(f"the run directory {path} already exists", fix)
+    if taken:
+        refuse_replacing_home(path, overwrite)  # from Python too: never the working or home directory
+        refuse_foreign(path)
     return taken
 
 
 def open_run_dir(
-    path: str | Path, *, resume: bool = False, overwrite: bool = False, fix: str = RUN_DIR_FIX
+    path: str | Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    fix: str = RUN_DIR_FIX,
+    kind: str = "run",
 ) -> Path:
-    """A fresh run directory, or the existing one when resuming. Never deletes unless ``overwrite``."""
+    """A fresh run directory (marked as warmstart's ``kind``), or the existing one when resuming. Never
+    deletes unless ``overwrite``, and then only a directory warmstart made."""
     path = Path(path)
     if resume:
         if not (path / CONFIG_FILE).is_file():
@@ -52,31 +64,10 @@ def open_run_dir(
     if check_free(path, overwrite, fix):
         with hold(path):  # a run being trained cannot be replaced under the process training it
             pass
-        aside = path.with_name(f".{path.name}.replaced-{os.getpid()}")
-        shutil.rmtree(aside, ignore_errors=True)  # left by an earlier replacement of this process id
-        path.rename(aside)
-        _ASIDE[path.resolve()] = aside
+        move_aside(path)
     path.mkdir(parents=True, exist_ok=True)
+    mark(path, kind)
     return path
-
-
-def settle(run_dir: str | Path) -> None:
-    """The run in ``run_dir`` (or its parent run) has a checkpoint: the run it replaced can go."""
-    here = Path(run_dir).resolve()
-    for new in [k for k in _ASIDE if k == here or k in here.parents]:
-        shutil.rmtree(_ASIDE.pop(new), ignore_errors=True)
-
-
-def abandon(run_dir: str | Path) -> bool:
-    """A new run failed before its first checkpoint: remove it and put back the run it replaced; False
-    when it replaced none (or was settled)."""
-    new = Path(run_dir).resolve()
-    aside = _ASIDE.pop(new, None)
-    if aside is None:
-        return False
-    shutil.rmtree(new, ignore_errors=True)
-    aside.rename(new)
-    return True
 
 
 @contextlib.contextmanager
