@@ -33,6 +33,19 @@ def _objective_sections() -> list[tuple[str, type, dataclasses.Field]]:
     return [(n, t, dataclasses.field(default_factory=t)) for n, t in found.items()]
 
 
+def _objective_help() -> str:
+    """Each family's objectives, from the registry (its own objective first), so the help cannot go stale."""
+    by_family = {
+        f: [
+            DEFAULT_OBJECTIVE[f],
+            *(n for n, u in OBJECTIVES.items() if f in u.families and n != DEFAULT_OBJECTIVE[f]),
+        ]
+        for f in MODELS
+    }
+    listed = "; ".join(f"{f}: {', '.join(names)}" for f, names in by_family.items())
+    return f"pretraining objective (default: the family's first): {listed}"
+
+
 OUT_HELP = "run directory (refused if it exists, unless --resume or --overwrite)"
 INIT_HELP = "continue from this run or checkpoint (DAPT/TAPT): its model shape, tokenizer and weights"
 
@@ -47,16 +60,8 @@ PretrainConfig = dataclasses.make_dataclass(
             str,
             opt("runs/pretrain", "run directory (refused if it exists, unless --resume or --overwrite)"),
         ),
-        ("arch", str, opt("bert", "model family: bert, gpt2, t5, bart (model.* keys are the family's)")),
-        (
-            "objective",
-            str | None,
-            opt(
-                None,
-                "pretraining objective (default: the family's first): bert: mlm, mlm+nsp, mlm+sop, electra; "
-                "gpt2: clm; t5: span_corruption; bart: denoising",
-            ),
-        ),
+        ("arch", str, opt("bert", f"model family: {', '.join(MODELS)} (model.* keys are the family's)")),
+        ("objective", str | None, opt(None, _objective_help())),
         (
             "init",
             str | None,

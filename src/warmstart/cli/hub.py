@@ -41,7 +41,8 @@ def _export(a):
 def add_import(sub) -> None:
     im = sub.add_parser(
         "import",
-        help="a transformers checkpoint (bert, gpt2, t5, bart), an ELMo release or word vectors as a model",
+        help="a transformers checkpoint (bert, roberta, albert, electra, gpt2, t5, bart, xlnet), an ELMo "
+        "release or word vectors as a model",
     )
     im.add_argument(
         "src",
