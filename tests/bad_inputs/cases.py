@@ -240,6 +240,7 @@ CASES = [
     case("em-layer-out-of-range", "embed {pre} --data {csv} --layer 99 --out {tmp}/e.npy", "layer 99"),
     case("em-plot-not-a-picture", "embed {pre} --data {csv} --word the --plot {tmp}/x.csv --out {tmp}/e.npy",
          "--plot", "x.csv is not the name of a picture file", "--plot x.png"),
+    case("em-empty-word", "embed {pre} --data {csv} --word '' --out {tmp}/e.npy", "--word is empty"),
     case("em-out-under-a-file", "embed {pre} --data {csv} --out {tmp}/f/e.npy", "is a file, not a directory",
          files={"f": "a file"}),
     case("fm-bias-finetuned-run", "fill-mask {ft} --bias --out {tmp}/b.json",

@@ -33,7 +33,9 @@ def _embed(a):
             f"--plot {a.plot} is not the name of a picture file",
             f"end it in {', '.join(PLOT_TYPES)}, e.g. --plot {Path(a.plot).with_suffix('.png').name}",
         )
-    if a.word:
+    if a.word is not None:
+        if not a.word.strip():
+            raise WarmstartError("--word is empty", "pass the word whose senses to embed, e.g. --word bank")
         return _embed_word(a)
     if a.sense or a.plot is not None:
         raise WarmstartError("--sense and --plot go with --word", "add --word WORD, or drop them")

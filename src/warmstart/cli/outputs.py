@@ -28,7 +28,7 @@ IMPORT_PREFIXES = ("elmo:", "vectors:")  # `import elmo:OPTIONS.json:WEIGHTS.hdf
 
 
 def _embed(a) -> tuple[dict, tuple]:
-    if not getattr(a, "word", None):
+    if getattr(a, "word", None) is None:
         return {}, ()
     out = Path(a.out)
     side = {"--out (its sentences, OUT.json)": out.with_suffix(".json")}

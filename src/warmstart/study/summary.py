@@ -16,7 +16,8 @@ def summarize(
     cells: list[dict], models: list[str], fractions: list[float], majority: float | None = None
 ) -> list[dict]:
     """One row per model x fraction (in that order) with every test metric's spread over seeds, and how
-    many seeds failed (best validation accuracy at or below ``majority``, the validation majority share)."""
+    many seeds failed (best validation accuracy at or below ``majority``, the validation majority share;
+    finetuned models only: the baseline's fit is not a training run that collapsed)."""
     rows = []
     for model in models:
         for fraction in fractions:
@@ -27,7 +28,8 @@ def summarize(
             if not mine:
                 continue
             names = [k for k in mine[0]["test"] if k != "loss"]
-            failed = failed_seeds({c["seed"]: c for c in mine}, majority)
+            trained = all("steps" in c for c in mine)  # a classic baseline is fitted, not a run that can fail
+            failed = failed_seeds({c["seed"]: c for c in mine}, majority) if trained else None
             rows.append(
                 {
                     "model": model,
