@@ -205,7 +205,14 @@ def apply_strategy(unit: nn.Module, cfg: StrategyConfig, seed: int = 0) -> dict:
         p.requires_grad_(inner == name or trains(inner, ctx))  # inner == name: not under encoder, a head
     if cfg.strategy == "frozen":  # a feature extractor: the frozen encoder runs without dropout
         report["encoder_dropout_off"] = no_dropout(encoder)
-    report["trainable"] = sum(p.numel() for p in unit.parameters() if p.requires_grad)
+    # a pooler the task does not read (cls or mean pooling) gets no gradient: not counted as training (it
+    # stays in the optimizer, which skips a parameter without a gradient, so a resumed run is unchanged)
+    idle = getattr(unit, "pooling", "pooler") != "pooler"
+    report["trainable"] = sum(
+        p.numel()
+        for n, p in unit.named_parameters()
+        if p.requires_grad and not (idle and ".pooler." in f".{n}")
+    )
     report["total"] = sum(p.numel() for p in unit.parameters())
     if cfg.strategy == "top_k":
         report["top_k"] = cfg.top_k
