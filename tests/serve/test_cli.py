@@ -43,7 +43,7 @@ def test_missing_extra_says_what_to_install(capsys, monkeypatch, tiny_pretrained
     assert_one_line_error(code, err, "needs uvicorn", "pip install", "[serve]")
 
 
-@pytest.mark.parametrize("flag", ["--max-chars", "--max-batch"])
+@pytest.mark.parametrize("flag", ["--max-chars", "--max-batch", "--body-timeout", "--max-connections"])
 def test_bad_limit_flag(capsys, tiny_pretrained, flag):
     with pytest.raises(SystemExit) as exit_:
         main(["serve", str(tiny_pretrained), flag, "0"])

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.helpers.serve import live_server
+from warmstart.serve.guard import GRACE
 from warmstart.serve.limits import Limits
 
 PARTIAL = b"POST /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -99,10 +100,11 @@ def test_idle_and_trickling_sockets_do_not_keep_requests_out(tiny_pretrained):
     requests: 30 send nothing, 10 trickle a header a byte at a time. Requests still get 200 at once."""
     with live_server(tiny_pretrained) as url:
         port = int(url.rsplit(":", 1)[1])
-        idle = [connect(port) for _ in range(40)]
+        idle = [connect(port) for _ in range(40)]  # the ones past 8 are refused: all 8 are just opened
         stop = threading.Event()
         slow = threading.Thread(target=trickle, args=(idle[::4], stop), daemon=True)
         slow.start()
+        time.sleep(2 * GRACE)  # held open: from now on they give way
         try:
             for _ in range(5):
                 start = time.monotonic()
@@ -159,10 +161,13 @@ def test_kept_alive_connections_are_closed_when_idle(app, running):
 def test_one_address_holds_at_most_its_share(app, running):
     limits = Limits(max_per_client=4, max_connections=6, header_timeout=30)
     with running(app(limits), limits) as port:
-        try:
-            greedy = [connect(port, "127.0.0.2") for _ in range(10)]
-        except OSError:
-            pytest.skip("this machine has no 127.0.0.2 on its loopback")
+        greedy = []
+        for _ in range(10):  # opened one by one, each held open long enough to be taken for idle
+            try:
+                greedy.append(connect(port, "127.0.0.2"))
+            except OSError:
+                pytest.skip("this machine has no 127.0.0.2 on its loopback")
+            time.sleep(1.5 * GRACE)
         assert still_open(greedy, 4) == 4 and all(closed(s) for s in greedy[:6])  # the oldest went first
         other = [connect(port, "127.0.0.3") for _ in range(3)]  # 7 in all: the greediest gives one up
         assert still_open(greedy, 3) == 3 and still_open(other, 3) == 3

@@ -64,6 +64,12 @@ def add_serve(sub) -> None:
         help="seconds a client may take to send headers",
     )
     sv.add_argument(
+        "--body-timeout",
+        type=_positive(float),
+        default=10.0,
+        help="seconds a request body may take to arrive, all of it (else 408)",
+    )
+    sv.add_argument(
         "--keep-alive", type=_positive(float), default=5.0, help="seconds an idle connection stays open"
     )
     sv.add_argument(
@@ -71,5 +77,11 @@ def add_serve(sub) -> None:
         type=_positive(int),
         default=8,
         help="connections one client address may hold open (its idle ones give way first)",
+    )
+    sv.add_argument(
+        "--max-connections",
+        type=_positive(int),
+        default=64,
+        help="connections open in all (past it, idle or slow ones of the address holding most give way)",
     )
     sv.set_defaults(func=_serve)

@@ -1,18 +1,22 @@
-"""The server's connections: uvicorn's h11 protocol with a time limit on request headers and a cap on open
-connections, per client address and in all, that closes idle connections to make room.
+"""The server's connections: uvicorn's h11 protocol with time limits on request headers, caps on open
+connections per client address and in all (serve.guard: who gives way), and a close that never resets.
 
 uvicorn alone keeps a connection that never sends a request open for ever, and with ``limit_concurrency``
-answers 503 to every request once that many connections are open: a few dozen idle sockets shut everyone
-out. Here a connection is *idle* while no request is in progress on it (it has not sent complete headers
-yet, or it is kept alive after a response) and *busy* from complete headers to the end of its response.
+answers 503 to every request once that many connections are open: a few dozen idle sockets, or slow
+bodies, shut everyone out. Here each connection tracks its phase (serve.guard): ``headers`` from its
+opening (or the first byte of its next request) to complete headers, ``body`` until the whole request came,
+``busy`` until its response is finished, ``idle`` while kept alive after it.
 
-- Headers: a connection must send complete request headers within ``header_timeout`` seconds of opening,
-  or of its first byte after a response; else it is closed (with a 408 if it sent part of a request).
-- Keep-alive: a connection that sends nothing for ``keep_alive`` seconds after a response is closed.
-- Caps: a new connection from an address that holds ``max_per_client`` connections closes that address's
-  longest-idle one; with ``max_connections`` open in all, the longest-idle one of the address holding the
-  most goes. Only when every connection in the way is busy is the new one answered 503 and closed. So idle
-  or trickling sockets never keep a request out, and one address never holds more than its share.
+- Headers: complete within ``header_timeout`` s of opening, or of the first byte after a response; else the
+  connection is closed (with a 408 if it sent part of a request). Bytes that trickle in do not extend it.
+- Body: the whole body within ``body_timeout`` s of the headers (one deadline, not per read), else 408
+  (limits.BodyLimit).
+- Keep-alive: a connection that sends nothing for ``keep_alive`` s after a response is closed.
+- Caps and fair share: serve.guard. A connection refused, or closed to make room, is answered
+  ``503 Service Unavailable`` with ``Retry-After`` and ``{"error": ...}``.
+- Every close the server starts is a lingering close (``Lingering``): what was written is sent, then a FIN,
+  and what the client still sends is read and dropped until it closes too (or LINGER s pass). Closing a
+  socket with unread bytes makes the kernel send a reset instead, and the client may lose the answer.
 """
 
 from __future__ import annotations
@@ -22,62 +26,64 @@ import time
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from warmstart.serve.guard import Guard
 from warmstart.serve.limits import Limits
 
+LINGER = 2.0  # seconds a closed connection still reads (and drops) what its client sends
+RETRY_AFTER = 1  # seconds a client refused for load is told to wait
 
-def raw_response(status: int, reason: str, message: str) -> bytes:
-    """A whole ``{"error": message}`` response, written to the socket before h11 has seen a request."""
+
+def raw_response(status: int, reason: str, message: str, retry_after: int | None = None) -> bytes:
+    """A whole ``{"error": message}`` response, written to the socket outside h11 (no request seen, or one
+    cut short)."""
     body = json.dumps({"error": message}).encode()
-    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+    retry = f"retry-after: {retry_after}\r\n" if retry_after is not None else ""
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n{retry}"
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")  # fmt: skip
     return head.encode() + body
 
 
-class Guard:
-    """The open connections of one server by client address; ``admit`` makes room by closing idle ones."""
+def unavailable(message: str) -> bytes:
+    return raw_response(503, "Service Unavailable", message, RETRY_AFTER)
 
-    def __init__(self, limits: Limits):
-        self.limits = limits
-        self.by_peer: dict[str, list[GuardedH11Protocol]] = {}
 
-    def total(self) -> int:
-        return sum(map(len, self.by_peer.values()))
+class Lingering:
+    """A connection's transport whose ``close`` lingers: it sends what was written and a FIN, keeps reading
+    (the protocol drops what comes) until the client closes, and closes for good after ``linger`` s at most.
+    ``on_close`` is called once, when the close begins. Everything else is the real transport's."""
 
-    def admit(self, conn: GuardedH11Protocol) -> str | None:
-        """Room for ``conn``: None once it is counted, or why it is refused (every other one is busy)."""
-        mine = self.by_peer.get(conn.peer, [])
-        while len(mine) >= self.limits.max_per_client and self._close_idle(mine):
-            pass
-        while self.total() >= self.limits.max_connections and self._close_idle(self._all()):
-            pass
-        if len(mine) >= self.limits.max_per_client:
-            return (f"this client has {len(mine)} requests in progress, the most one client may have; "
-                    "wait for one to finish")  # fmt: skip
-        if self.total() >= self.limits.max_connections:
-            return f"the server has {self.total()} requests in progress, the most it takes; try again soon"
-        self.by_peer.setdefault(conn.peer, []).append(conn)
-        return None
+    def __init__(self, transport, loop, on_close, linger: float = LINGER):
+        self._transport, self._loop, self._on_close, self.linger = transport, loop, on_close, linger
+        self.lingering = False
+        self._timer = None
 
-    def release(self, conn: GuardedH11Protocol) -> None:
-        mine = self.by_peer.get(conn.peer, [])
-        if conn in mine:
-            mine.remove(conn)
-            if not mine:
-                del self.by_peer[conn.peer]
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
 
-    def _all(self) -> list[GuardedH11Protocol]:
-        return [c for conns in self.by_peer.values() for c in conns]
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
 
-    def _close_idle(self, conns: list[GuardedH11Protocol]) -> bool:
-        """Close the longest-idle of ``conns`` (of the address holding the most); False if all are busy."""
-        idle = [c for c in conns if c.idle_since is not None]
-        if not idle:
-            return False
-        victim = min(idle, key=lambda c: (-len(self.by_peer[c.peer]), c.idle_since))
-        self.release(victim)
-        message = "the connection was closed to make room: send the request headers at once"
-        victim.drop(raw_response(503, "Service Unavailable", message) if victim.partial else b"")
-        return True
+    def write(self, data: bytes) -> None:
+        if not self.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        if self.is_closing():
+            return
+        self.lingering = True
+        self._on_close()
+        if self.linger <= 0 or not self._transport.can_write_eof():
+            self._transport.close()
+            return
+        self._transport.write_eof()  # the FIN goes once the buffer is sent
+        self._transport.resume_reading()
+        self._timer = self._loop.call_later(self.linger, self.close_now)
+
+    def close_now(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._transport.close()
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -88,48 +94,77 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        self.transport = Lingering(transport, self.loop, self._closing)
         self.peer = self.client[0] if self.client else ""
-        self.idle_since: float | None = time.monotonic()
+        self.phase, self.since = "headers", time.monotonic()
         self.partial = False  # bytes of a request whose headers are not complete yet
         self.header_timer = None
         refused = self.guard.admit(self)
         if refused:
-            self.idle_since = None
-            self.drop(raw_response(503, "Service Unavailable", refused))
+            self.drop(unavailable(refused))
         else:
             self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_header_timer()
-        self.guard.release(self)
+        self._closing()
+        self.transport.close_now()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self.idle_since is not None and data:
+        if self.transport.is_closing():
+            return  # closed by the server: what the client still sends is dropped
+        if self.phase == "idle" and data:  # a kept-alive connection starts its next request
+            self._enter("headers")
+            self._arm_header_timer()
+        if self.phase == "headers" and data:
             self.partial = True
-            if self.header_timer is None:  # a kept-alive connection starts its next request
-                self._arm_header_timer()
         super().data_received(data)
 
     def handle_events(self) -> None:
         cycle = self.cycle
         super().handle_events()
+        if self.transport.is_closing():
+            return
         if self.cycle is not cycle:  # complete headers: a request is in progress
             self._cancel_header_timer()
-            self.idle_since, self.partial = None, False
+            self.partial = False
+            self._enter("body")
+        if self.phase == "body" and not self.cycle.more_body:
+            self._enter("busy")
 
     def on_response_complete(self) -> None:
         if not self.transport.is_closing():
-            self.idle_since = time.monotonic()
+            self._enter("idle")
         super().on_response_complete()  # arms uvicorn's keep-alive timer; may start a pipelined request
 
+    def shutdown(self) -> None:
+        """The server stops: no lingering from now on."""
+        self.transport.linger = 0.0
+        if self.transport.lingering:
+            self.transport.close_now()
+        else:
+            super().shutdown()
+
+    def give_way(self) -> None:
+        """Closed to make room for another connection (serve.guard): 503, whatever phase it was in."""
+        self.drop(unavailable("the connection was closed to make room for another; send the request again"))
+
     def drop(self, response: bytes = b"") -> None:
-        """Close the connection now, after ``response`` (raw bytes) if any."""
+        """Close the connection now (lingering), after ``response`` (raw bytes) if any."""
+        if response:
+            self.transport.write(response)
+        self.transport.close()
+
+    def _closing(self) -> None:
+        """The connection closes: it leaves the guard, and a request still running sees a disconnect."""
         self._cancel_header_timer()
-        if not self.transport.is_closing():
-            if response:
-                self.transport.write(response)
-            self.transport.close()
+        self.guard.release(self)
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.disconnected = True
+            self.cycle.message_event.set()
+
+    def _enter(self, phase: str) -> None:
+        self.phase, self.since = phase, time.monotonic()
 
     def _arm_header_timer(self) -> None:
         self._cancel_header_timer()
@@ -142,7 +177,6 @@ class GuardedH11Protocol(H11Protocol):
 
     def _headers_late(self) -> None:
         self.header_timer = None
-        self.guard.release(self)
         message = f"the request headers took over {self.limits.header_timeout:g} s to arrive"
         self.drop(raw_response(408, "Request Timeout", message) if self.partial else b"")
 

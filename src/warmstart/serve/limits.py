@@ -52,8 +52,9 @@ def unpaired_surrogate(fields: dict) -> str | None:
 
 class BodyLimit:
     """ASGI middleware: a POST body over ``max_body`` bytes gets 413 before the app reads it, one still
-    arriving after ``timeout`` seconds 408. Other methods pass straight through (no route reads their body:
-    GET /api/health answers at once whatever a client sends after its headers)."""
+    arriving ``timeout`` seconds after its headers 408 (one deadline for the whole body, however the bytes
+    trickle in). Other methods pass straight through (no route reads their body: GET /api/health answers at
+    once whatever a client sends after its headers)."""
 
     def __init__(self, app, max_body: int, timeout: float):
         self.app, self.max_body, self.timeout = app, max_body, timeout
@@ -69,7 +70,7 @@ class BodyLimit:
             if waiting.cancelled_caught:
                 return await _reject(send, 408, f"the request body took over {self.timeout:g} s to arrive")
             if message["type"] != "http.request":
-                return await self.app(scope, _replay(chunks + [message], receive), send)
+                return  # the client is gone (or the connection was closed to make room): no one to answer
             chunks.append(message)
             size += len(message.get("body", b""))
             more = message.get("more_body", False)

@@ -42,15 +42,15 @@ def bind(host: str, port: int) -> socket.socket:
 def make_server(app, limits: Limits):
     """uvicorn's server for ``app``, its connections guarded (serve.connections): request headers within
     limits.header_timeout s, idle kept-alive ones closed after limits.keep_alive s, caps on connections per
-    client address and in all that close idle ones first. ``limit_concurrency`` (503 for every request once
-    that many connections are open) is only a backstop, above what the guard lets open."""
+    client address and in all where waiting and slow ones give way (serve.guard), a 503 with Retry-After
+    for each one refused and closes that never reset. No ``limit_concurrency``: its 503 (plain text, no
+    Retry-After) would also count the refused connections still lingering."""
     import uvicorn
 
     from warmstart.serve.connections import protocol_class
 
     config = uvicorn.Config(app, log_level="warning", http=protocol_class(limits), ws="none",
-                            timeout_keep_alive=limits.keep_alive,
-                            limit_concurrency=2 * limits.max_connections)  # fmt: skip
+                            timeout_keep_alive=limits.keep_alive)  # fmt: skip
     return uvicorn.Server(config)
 
 

@@ -86,10 +86,11 @@ class Error(BaseModel):
 # What each error status of the API means; an endpoint documents the ones it can answer.
 STATUS = {
     400: "the body is not valid JSON, or the model refuses the input (the message says why)",
-    408: "the request headers (serve --header-timeout) or body (10 s) took too long to arrive",
+    408: "the request headers (serve --header-timeout) or body (--body-timeout) took too long to arrive",
     413: "too much: characters of text (serve --max-chars), new tokens (--max-new-tokens), or body bytes",
     422: "an unknown field, a wrong type or value, or text that is not valid Unicode (a lone surrogate)",
-    503: "no room for the connection: this client or the server has as many requests in progress as it takes",
+    503: "no room for the connection: this client or the server has as many requests in progress as it "
+    "takes (Retry-After says when to try again)",
     504: "the model took longer than serve --timeout",
 }
 
