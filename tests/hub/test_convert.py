@@ -411,10 +411,15 @@ def test_an_existing_output_is_kept_unless_overwrite(capsys, bert_src, tmp_path)
     code, _, err = run(capsys, "import", bert_src, "--out", out)
     assert_one_line_error(code, err, "already exists", "--overwrite")
     assert (out / "keep.txt").read_text() == "mine"
-    assert main(["import", str(bert_src), "--out", str(out), "--overwrite"]) == 0
-    assert (out / "model.safetensors").is_file() and not (out / "keep.txt").exists()
+    code, _, err = run(capsys, "import", bert_src, "--out", out, "--overwrite")  # not warmstart's: kept
+    assert_one_line_error(code, err, "warmstart did not make", "keep.txt")
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+    (out / "keep.txt").unlink()
+    assert main(["import", str(bert_src), "--out", str(out)]) == 0
+    assert main(["import", str(bert_src), "--out", str(out), "--overwrite"]) == 0  # an import: replaced
+    assert (out / "model.safetensors").is_file()
     code, _, err = run(capsys, "import", bert_src, "--out", bert_src, "--overwrite")
-    assert_one_line_error(code, err, "would replace the model it reads")
+    assert_one_line_error(code, err, "is the SRC", "which this command reads")
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,7 @@ def test_the_source_form_and_flags_are_checked(tmp_path, capsys):
     code, _, err = run(capsys, "import", "elmo:nothing-here", "--out", tmp_path / "out", "--vocab", vocab)
     assert_one_line_error(code, err, "elmo:OPTIONS.json:WEIGHTS.hdf5")
     code, _, err = run(capsys, "import", src, "--out", tmp_path / "release", "--vocab", vocab, "--overwrite")
-    assert_one_line_error(code, err, "would replace the model it reads")
+    assert_one_line_error(code, err, "contains the SRC", "which this command reads")
     code, _, err = run(capsys, "import", tmp_path, "--out", tmp_path / "out", "--vocab", vocab)
     assert_one_line_error(code, err, "--vocab goes with an ELMo release")
 

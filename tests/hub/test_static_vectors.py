@@ -105,7 +105,7 @@ def test_bad_vectors_are_one_line(vectors_file, tmp_path, capsys):
     code, _, err = run(capsys, "import", f"vectors:{bad}", "--out", tmp_path / "c")
     assert_one_line_error(code, err, "NaN or infinite")
     code, _, err = run(capsys, "import", f"vectors:{vectors_file}", "--out", vectors_file.parent)
-    assert_one_line_error(code, err, "already exists")
+    assert_one_line_error(code, err, "contains the SRC")
     for d in ("a", "b", "c"):
         assert not (tmp_path / d).exists()
 

@@ -33,6 +33,7 @@ def test_shards_are_marked(small_shards):
         ({"meta.json": '{"splits": {}}', "train.bin": ""}, "shards"),
         ({"config.json": '{"warmstart": {}}', "model.safetensors": ""}, "model"),
         ({"tokenizer.json": "{}", "tokenizer_config.json": "{}"}, "tokenizer"),
+        ({"config.json": '{"model_type": "bert"}', "README.md": "---\ntags: [warmstart]\n---\n"}, "export"),
         ({"config.json": '{"model_type": "bert"}'}, None),  # a transformers model: not ours
         ({"notes.txt": "mine"}, None),
         ({"tokenizer.json": "{}", "notes.txt": "mine"}, None),

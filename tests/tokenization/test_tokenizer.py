@@ -41,6 +41,7 @@ def test_trained_files_and_roundtrip(trained, kind, tmp_path):
         "tokenizer.json",
         "tokenizer_config.json",
         "special_tokens_map.json",
+        ".warmstart",  # the marker: a tokenizer warmstart made
     }
     assert tok.kind == kind
     assert 1900 <= tok.vocab_size <= 2000

@@ -71,7 +71,8 @@ def _check_after_kill(run, baseline, pid: int) -> bool:
         for part in ("model", "optimizer"):
             assert same_tensors(ckpt[part], base[part]), f"{latest.name}: {part} differs"
         assert ckpt["rng"]["torch"].equal(base["rng"]["torch"])  # numpy's and Python's are never seeded
-    return any(p.name.startswith(".tmp-") for p in [*run.glob(f"*-{pid}"), *run.glob(f"checkpoints/*-{pid}")])
+    left = [*run.glob(f"*-{pid}@*"), *run.glob(f"checkpoints/*-{pid}@*")]  # .tmp-NAME-PID@HOST
+    return any(p.name.startswith(".tmp-") for p in left)
 
 
 @pytest.mark.slow

@@ -132,6 +132,25 @@ class _SplitWriter:
         self._docs.close()
 
 
+def _check(texts_by_split: dict, out_dir: Path, overwrite: bool, batch_size: int, shard_tokens: int) -> None:
+    """Refuse, before any work: no splits, a bad split name, an existing ``out_dir`` without ``overwrite``,
+    or one warmstart did not make with it."""
+    if not texts_by_split:
+        raise WarmstartError("no splits to prepare", "give at least a train split")
+    for split in texts_by_split:
+        if not _SPLIT_NAME.match(str(split)):
+            raise WarmstartError(f"invalid split name {split!r}", "use letters, digits, '_', '-' or '.'")
+    if batch_size < 1 or shard_tokens < 1:
+        raise ValueError("batch_size and shard_tokens must be positive")
+    remove_stale(out_dir)
+    if out_dir.exists() and not overwrite:
+        raise WarmstartError(
+            f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
+        )
+    refuse_foreign(out_dir)  # --overwrite replaces only shards (or another directory) warmstart made
+    check_writable(out_dir)
+
+
 def prepare_shards(
     texts_by_split: dict[str, Iterable[str]],
     tokenizer: Tokenizer,
@@ -151,20 +170,7 @@ def prepare_shards(
     complete. ``total_bytes`` (UTF-8 size of all input, if known) gives the progress bar a total.
     """
     out_dir = Path(out_dir)
-    if not texts_by_split:
-        raise WarmstartError("no splits to prepare", "give at least a train split")
-    for split in texts_by_split:
-        if not _SPLIT_NAME.match(str(split)):
-            raise WarmstartError(f"invalid split name {split!r}", "use letters, digits, '_', '-' or '.'")
-    if batch_size < 1 or shard_tokens < 1:
-        raise ValueError("batch_size and shard_tokens must be positive")
-    remove_stale(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise WarmstartError(
-            f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
-        )
-    refuse_foreign(out_dir)  # --overwrite replaces only shards (or another directory) warmstart made
-    check_writable(out_dir)
+    _check(texts_by_split, out_dir, overwrite, batch_size, shard_tokens)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "tmp"), dir=out_dir.parent))
     signals = _StopOnSignal(out_dir).install()

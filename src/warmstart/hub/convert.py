@@ -73,6 +73,7 @@ from warmstart.hub.model_card import model_card
 from warmstart.hub.runs import choose
 from warmstart.hub.runs import run_config as run_settings
 from warmstart.hub.tokenizer import load_hf_tokenizer, save_for_transformers
+from warmstart.outputs import mark, refuse_foreign
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.checkpoint import atomic_dir, read_tensors, save_weights, write_json
 
@@ -97,6 +98,8 @@ def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
     for s in sources:
         inside = out.resolve() == s.resolve() or out.resolve() in s.resolve().parents
         refuse(inside, f"--out {out} would replace the model it reads", "choose another --out")
+    if overwrite:  # only a directory warmstart made is replaced
+        refuse_foreign(out)
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -290,6 +293,7 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
         write_json(config_json, tmp / "config.json")
         save_weights(unit, tmp / "model.safetensors")
         tokenizer.save(tmp)
+        mark(tmp, "import")
 
     return atomic_dir(out, write)
 
@@ -340,6 +344,7 @@ def export_hf(
             write_json(peft[2], tmp / "adapter" / "adapter_config.json")
             save_file(peft[3], str(tmp / "adapter" / "adapter_model.safetensors"), metadata={"format": "pt"})
         (tmp / "README.md").write_text(readme, encoding="utf-8")
+        mark(tmp, "export")
 
     return atomic_dir(out, write)
 

@@ -67,6 +67,7 @@ from warmstart.errors import WarmstartError
 from warmstart.hub.convert import _check_out
 from warmstart.models.elmo import ElmoConfig
 from warmstart.nn.char_cnn import CHARS
+from warmstart.outputs import mark
 from warmstart.tokenization.tokenizer import SPECIAL_TOKENS, Tokenizer
 from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
@@ -327,5 +328,6 @@ def import_elmo(src: str, out: str | Path, vocab: str | Path | None, overwrite: 
         write_json(config_json, tmp / "config.json")
         save_weights(unit, tmp / "model.safetensors")
         tokenizer.save(tmp)
+        mark(tmp, "import")
 
     return atomic_dir(out, write)

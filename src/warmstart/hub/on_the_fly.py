@@ -12,6 +12,7 @@ from pathlib import Path
 
 from warmstart.hub.convert import import_hf
 from warmstart.paths import cache_dir
+from warmstart.tokenization.leftovers import clear_swaps
 
 _SAID: set[Path] = set()  # the imports this process has named already
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
@@ -40,6 +41,7 @@ def warmstart_dir(path: str | Path | None) -> str | None:
             st = (src / name).stat()
             key.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
     out = cache_dir() / "imported" / f"{src.name}-{key.hexdigest()[:12]}"
+    clear_swaps(out.parent)  # what imports killed outright left, of this model or of its older versions
     if (out / "config.json").is_file():
         if out not in _SAID:
             print(f"{path} is a transformers model: using its import in {out}", file=sys.stderr)

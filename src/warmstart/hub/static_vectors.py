@@ -32,6 +32,7 @@ from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
 from warmstart.hub.convert import _check_out
 from warmstart.models.elmo import ElmoConfig
+from warmstart.outputs import mark
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
@@ -111,5 +112,6 @@ def import_vectors(src: str, out: str | Path, overwrite: bool = False) -> Path:
         write_json(config_json, tmp / "config.json")
         save_weights(unit, tmp / "model.safetensors")
         tokenizer.save(tmp)
+        mark(tmp, "import")
 
     return atomic_dir(out, write)

@@ -24,6 +24,7 @@ from warmstart.hub.sentencepiece import SPM_ROLES, sentencepiece_backend
 from warmstart.nn.pooling import cls_at_end
 from warmstart.registry import MODELS
 from warmstart.tokenization.tokenizer import ROLES, Tokenizer
+from warmstart.tokenization.vocab_ids import check_ids, read_checked
 
 GPT2_TOKEN = "<|endoftext|>"
 WORDPIECE_ROLES = {
@@ -134,8 +135,9 @@ def load_hf_tokenizer(src: str | Path, model_max_length: int | None = None) -> T
 
 
 def _from_file(path: Path) -> _Backend:
+    text = read_checked(path, "save it again")  # ids bounded before tokenizers sizes its tables by them
     try:
-        return _Backend.from_file(str(path))
+        return _Backend.from_str(text)
     except Exception as exc:  # the Rust side raises plain Exceptions
         raise WarmstartError(f"{path} is not a valid tokenizer.json ({exc})", "save it again") from exc
 
@@ -182,6 +184,9 @@ def _byte_level_bpe(vocab_path: Path, merges_path: Path, config: dict) -> _Backe
         vocab = json.loads(vocab_path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise WarmstartError(f"{vocab_path} is not valid JSON ({exc})", "repair or remove it") from exc
+    if not isinstance(vocab, dict):
+        raise WarmstartError(f"{vocab_path} does not hold a JSON object (token: id)", "repair or remove it")
+    check_ids(vocab.items(), len(vocab), vocab_path)
     merges = []
     for line in merges_path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#version") or not line.strip():

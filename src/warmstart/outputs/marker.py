@@ -42,6 +42,13 @@ def _json(path: Path) -> dict:
     return {}
 
 
+def _head(path: Path) -> str:
+    with contextlib.suppress(OSError):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096)
+    return ""
+
+
 def made_by_warmstart(directory: str | Path) -> str | None:
     """The kind of a directory warmstart made, else None. Directories from before the marker are known by
     their files: a run's config.yaml, a study's study.json, shards' meta.json, a model's config.json with
@@ -63,6 +70,8 @@ def made_by_warmstart(directory: str | Path) -> str | None:
         return "shards"
     if "config.json" in names and "warmstart" in _json(d / "config.json"):
         return "model"
+    if {"config.json", "README.md"} <= names and "warmstart" in _head(d / "README.md"):
+        return "export"  # an export's hub card names the library that wrote it
     if "tokenizer.json" in names and names <= TOKENIZER_FILES | {"README.md"}:
         return "tokenizer"
     return None

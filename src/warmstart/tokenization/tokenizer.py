@@ -28,6 +28,8 @@ from pathlib import Path
 from tokenizers import Tokenizer as _HFTokenizer
 
 from warmstart.errors import WarmstartError
+from warmstart.tokenization import leftovers
+from warmstart.tokenization.vocab_ids import read_checked
 
 # Special tokens per kind, in id order, mapped to their roles.
 SPECIAL_TOKENS: dict[str, dict[str, str]] = {
@@ -70,10 +72,14 @@ _TRAIN_CMD = "train one with `warmstart tokenizer train ...`"
 
 
 def write_atomic(out_dir: Path, write) -> None:
-    """Write files via ``write(tmp_dir)`` into a temp dir next to ``out_dir``, then move them into place."""
+    """Write files via ``write(tmp_dir)`` into a temp dir next to ``out_dir`` (``.NAME.tmp-PID@HOST-RANDOM``),
+    then move them into place; the temp dirs of earlier writers killed outright go first (leftovers.py)."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    for stale in leftovers.dead_writers(out_dir.parent, f".{out_dir.name}.tmp-", suffix=True):
+        shutil.rmtree(stale, ignore_errors=True)
+    prefix = f".{out_dir.name}.tmp-{leftovers.tag()}-"
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
     try:
         write(tmp)
         if not out_dir.exists():
@@ -124,8 +130,9 @@ class Tokenizer:
         file = path / "tokenizer.json" if path.is_dir() else path
         if not file.is_file():
             raise WarmstartError(f"no tokenizer found at {path} (tokenizer.json is missing)", _TRAIN_CMD)
+        text = read_checked(file, _TRAIN_CMD)  # ids bounded before tokenizers sizes its tables by them
         try:
-            backend = _HFTokenizer.from_file(str(file))
+            backend = _HFTokenizer.from_str(text)
         except Exception as exc:
             raise WarmstartError(f"{file} is not a valid tokenizer.json ({exc})", _TRAIN_CMD) from exc
         roles = None
@@ -151,10 +158,11 @@ class Tokenizer:
     def save(self, out_dir: str | os.PathLike) -> Path:
         """Write tokenizer.json, tokenizer_config.json and special_tokens_map.json into ``out_dir``."""
         out_dir = Path(out_dir)
-        write_atomic(out_dir, self._write_files)
+        write_atomic(out_dir, self.write_files)
         return out_dir
 
-    def _write_files(self, directory: Path) -> None:
+    def write_files(self, directory: Path) -> None:
+        """Write the three files straight into ``directory`` (``save`` goes through a temp dir)."""
         self._tok.no_truncation()
         self._tok.no_padding()
         self._tok.save(str(directory / "tokenizer.json"))

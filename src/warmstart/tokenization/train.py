@@ -11,8 +11,9 @@ from tokenizers import Tokenizer as _HFTokenizer
 
 from warmstart.atomic import check_writable
 from warmstart.errors import WarmstartError
+from warmstart.outputs import made_by_warmstart, mark, refuse_foreign
 from warmstart.tokenization.sentinels import add_sentinels
-from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer
+from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer, write_atomic
 
 KINDS = ("wordpiece", "bpe", "unigram", "word")
 WORD_BYTES = 48  # the longest word (UTF-8 bytes) a word tokenizer keeps: ELMo's 50 characters less BOW/EOW
@@ -143,6 +144,23 @@ def _drop_long_words(tok: _HFTokenizer) -> _HFTokenizer:
     return tok
 
 
+def _check_out(out_dir: Path, overwrite: bool) -> bool:
+    """Refuse an ``out_dir`` that is a file, holds a tokenizer (unless ``overwrite``) or, with ``overwrite``,
+    is a directory warmstart did not make; True when the marker may claim it: new, empty or a tokenizer's
+    (not a run or a folder the tokenizer joins)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise WarmstartError(f"{out_dir} exists and is not a directory", "choose another --out")
+    check_writable(out_dir)
+    if (out_dir / "tokenizer.json").exists() and not overwrite:
+        raise WarmstartError(
+            f"{out_dir} already contains a tokenizer",
+            "pass --overwrite to replace it or choose another --out",
+        )
+    if overwrite:
+        refuse_foreign(out_dir)
+    return not out_dir.is_dir() or not any(out_dir.iterdir()) or made_by_warmstart(out_dir) == "tokenizer"
+
+
 def train_tokenizer(
     texts: Iterable[str],
     kind: str,
@@ -167,16 +185,9 @@ def train_tokenizer(
     if kind not in KINDS:
         raise _unknown_kind(kind)
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise WarmstartError(f"{out_dir} exists and is not a directory", "choose another --out")
-    check_writable(out_dir)
+    own = _check_out(out_dir, overwrite)
     if int(min_frequency) < 0:
         raise WarmstartError(f"min_frequency {min_frequency} is negative", "use 0 or more (2 is usual)")
-    if (out_dir / "tokenizer.json").exists() and not overwrite:
-        raise WarmstartError(
-            f"{out_dir} already contains a tokenizer",
-            "pass --overwrite to replace it or choose another --out",
-        )
     minimum = _MIN_VOCAB[kind]
     if int(vocab_size) < minimum:
         raise WarmstartError(
@@ -209,5 +220,11 @@ def train_tokenizer(
     result = Tokenizer(tok, roles=roles, do_lower_case=bool(lowercase), model_max_length=model_max_length)
     if sentinels:
         result = add_sentinels(result, sentinels)
-    result.save(out_dir)
+
+    def write(tmp: Path) -> None:
+        result.write_files(tmp)
+        if own:
+            mark(tmp, "tokenizer")
+
+    write_atomic(out_dir, write)
     return result

@@ -40,19 +40,21 @@ from safetensors.torch import load_file, save_file
 from warmstart.atomic import check_writable, disk_full, disk_full_error
 from warmstart.errors import WarmstartError
 from warmstart.nn.sizing import check_shapes
+from warmstart.tokenization import leftovers
 from warmstart.train import dist_state
 from warmstart.train import distributed as ddp
 from warmstart.train.rundir import settle
 
 STEP_DIR = re.compile(r"^step-(\d{8})$")
 PAUSE_ENV = "WARMSTART_TEST_CHECKPOINT_PAUSE"  # fault-injection tests only (tests/train/test_kill_resume.py)
+SWAP_PAUSE_ENV = "WARMSTART_TEST_SWAP_PAUSE"  # atomic_dir: after write(tmp), and between the swap's renames
 
 
-def _test_pause() -> None:
-    """Sleep $WARMSTART_TEST_CHECKPOINT_PAUSE seconds inside a checkpoint write, so that a test's kill can
-    land there; unset (every normal run), it does nothing."""
-    if os.environ.get(PAUSE_ENV):
-        time.sleep(float(os.environ[PAUSE_ENV]))
+def _test_pause(env: str = PAUSE_ENV) -> None:
+    """Sleep $``env`` seconds (a checkpoint write: $WARMSTART_TEST_CHECKPOINT_PAUSE), so that a test's kill
+    can land there; unset (every normal run), it does nothing."""
+    if os.environ.get(env):
+        time.sleep(float(os.environ[env]))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -65,21 +67,25 @@ def _fsync_dir(path: Path) -> None:
 
 def atomic_dir(final: Path, write, full_fix: str | None = None) -> Path:
     """Call ``write(tmp_dir)`` then rename tmp_dir to ``final`` (replacing an older one only at the end).
-    A full disk is a WarmstartError naming the directory (``full_fix`` says what to do)."""
+    What an earlier writer of ``final`` killed outright left is cleared first (``leftovers.clear_swap``). A
+    full disk is a WarmstartError naming the directory (``full_fix`` says what to do)."""
     check_writable(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".tmp-{final.name}-{os.getpid()}"
+    leftovers.clear_swap(final)
+    tmp = leftovers.swap_name(final, "tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
         write(tmp)
+        _test_pause(SWAP_PAUSE_ENV)
         for f in tmp.rglob("*"):
             if f.is_file():
                 with open(f, "rb+") as fh:
                     os.fsync(fh.fileno())
         if final.exists():
-            old = final.parent / f".old-{final.name}-{os.getpid()}"
+            old = leftovers.swap_name(final, "old")
             os.rename(final, old)
+            _test_pause(SWAP_PAUSE_ENV)
             os.rename(tmp, final)
             shutil.rmtree(old)
         else:
