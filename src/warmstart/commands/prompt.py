@@ -1,4 +1,5 @@
-"""`warmstart prompt`: zero- and few-shot classification with a decoder (GPT-2), no training.
+"""`warmstart prompt`: zero- and few-shot classification with a decoder (GPT-2) or an encoder-decoder (T5,
+BART), no training.
 
 A prompt is k demonstrations from the train split (the template filled with their label word) joined by the
 separator, then the query's template cut right before ``{label}``. Each label is scored as the sum of the
@@ -7,6 +8,9 @@ generation); the best score is the prediction. Tokens: the prompt's trailing spa
 "...Answer: " scores ``encode(" " + word)`` after ``encode("...Answer:")``, the tokens "Answer: fresh" has in
 the demonstrations (byte-level BPE glues a word to the space before it); a label after a newline scores
 ``encode(word)``. Overlong prompts lose their oldest demonstrations; the query is never cut.
+
+An encoder-decoder reads the prompt as its encoder's input and scores each label word as its decoder's
+whole output, the word's tokens then eos (``seq2seq_scores``), the way text_to_text trains targets.
 """
 
 from __future__ import annotations
@@ -93,6 +97,23 @@ def build_prompt(examples: list[dict], query_text: str, cfg: PromptConfig) -> Pr
     return prompt
 
 
+def _fit(tokenizer, prompt, text: str, room: int, what: str, context: int) -> tuple[list[int], bool]:
+    """(ids of ``text``, whether demonstrations were dropped): a ``Prompt``'s oldest demonstrations go until
+    at most ``room`` tokens remain; a query that does not fit alone is a WarmstartError (``what`` takes
+    ``room`` plus the rest of the ``context``)."""
+    ids = full = tokenizer.encode(text)
+    for c in getattr(prompt, "cuts", ()) if len(ids) > room else ():
+        ids = tokenizer.encode(text[c:])  # drop the oldest demonstrations until it fits
+        if len(ids) <= room:
+            break
+    if len(ids) > room:
+        raise WarmstartError(
+            f"{what} take {len(ids) + context - room} tokens, more than the model's context of {context}",
+            "use shorter texts, template or label words, or a model with a longer context",
+        )
+    return ids, ids is not full
+
+
 def _encode(tokenizer, prompts, label_words, context):
     """(prompt ids after the document start, label ids per label) per prompt; the number of prompts cut."""
     encoded, cut = [], 0
@@ -102,20 +123,19 @@ def _encode(tokenizer, prompts, label_words, context):
         if not all(conts):
             raise WarmstartError(f"a label word in {label_words} has no tokens", "use non-empty label words")
         room = context - 1 - max(map(len, conts))
-        ids = full = tokenizer.encode(head)
-        for c in getattr(p, "cuts", ()) if len(ids) > room else ():
-            ids = tokenizer.encode(head[c:])  # drop the oldest demonstrations until it fits
-            if len(ids) <= room:
-                break
-        if len(ids) > room:
-            raise WarmstartError(
-                f"a query and its longest label word take {len(ids) + context - room} tokens, more than "
-                f"the model's context of {context}",
-                "use shorter texts, template or label words, or a model with a longer context",
-            )
-        cut += ids is not full
+        ids, dropped = _fit(tokenizer, p, head, room, "a query and its longest label word", context)
+        cut += dropped
         encoded.append((ids, conts))
     return encoded, cut
+
+
+def _warn_cut(cut: int, prompts: int, context: int) -> None:
+    if cut:
+        warnings.warn(
+            f"{cut} of {prompts} prompts were longer than the model's context of {context} tokens: "
+            "their oldest demonstrations were dropped",
+            stacklevel=3,
+        )
 
 
 def _sums(model, rows, queries, batch_size, bar):
@@ -146,21 +166,19 @@ def _sums(model, rows, queries, batch_size, bar):
 
 
 def label_scores(model, tokenizer, prompts: list[str], label_words: list[str], batch_size: int = 16,
-                 progress: bool = False) -> torch.Tensor:  # fmt: skip
-    """(N, L) sums of the log-probabilities of each label word's tokens as a continuation of each prompt.
-    A prompt longer than the context loses its oldest demonstrations (a ``Prompt`` from build_prompt; one
-    warning counts them); one whose query and label do not fit raises WarmstartError."""
+                 progress: bool = False, decoder_start: int | None = None) -> torch.Tensor:  # fmt: skip
+    """(N, L) sums of the log-probabilities of each label word's tokens as a continuation of each prompt
+    (an encoder-decoder: ``seq2seq_scores``, its decoder starting with ``decoder_start``). A prompt longer
+    than the context loses its oldest demonstrations (a ``Prompt`` from build_prompt; one warning counts
+    them); one whose query and label do not fit raises WarmstartError."""
     from tqdm.auto import tqdm
 
+    if not getattr(model, "decoder_only", True):  # T5, BART
+        return seq2seq_scores(model, tokenizer, prompts, label_words, batch_size, progress, decoder_start)
     context = model.config.n_positions
     start = tokenizer.eos_id if tokenizer.eos_id is not None else tokenizer.doc_sep_id
     encoded, cut = _encode(tokenizer, prompts, label_words, context)
-    if cut:
-        warnings.warn(
-            f"{cut} of {len(prompts)} prompts were longer than the model's context of {context} tokens: "
-            "their oldest demonstrations were dropped",
-            stacklevel=2,
-        )
+    _warn_cut(cut, len(prompts), context)
     rows, index, queries = [], {}, []
     for ids, conts in encoded:  # a row per distinct input: single-token labels share the bare prompt's row
         for cont in conts:
@@ -177,6 +195,75 @@ def label_scores(model, tokenizer, prompts: list[str], label_words: list[str], b
     finally:
         model.train(was_training)
     return sums.view(len(prompts), len(label_words))
+
+
+def seq2seq_scores(model, tokenizer, prompts: list[str], label_words: list[str], batch_size: int = 16,
+                   progress: bool = False, decoder_start: int | None = None) -> torch.Tensor:  # fmt: skip
+    """(N, L) log-likelihoods of each label word as an encoder-decoder's whole output (its tokens, then eos;
+    a ``bos_first`` model's <s> before them is given, not scored) with the prompt as the encoder's input,
+    both as text_to_text feeds them; the decoder starts with ``decoder_start`` (default: BART eos, T5 pad)."""
+    from tqdm.auto import tqdm
+
+    context, eos = model.config.max_length, tokenizer.eos_id
+    first = [tokenizer.bos_id] if model.bos_first and tokenizer.bos_id is not None else []
+    last = [eos] if eos is not None else []
+    words = [tokenizer.encode(w.strip()) for w in label_words]
+    if not all(words):
+        raise WarmstartError(f"a label word in {label_words} has no tokens", "use non-empty label words")
+    sources, cut = [], 0
+    for p in prompts:
+        room = context - len(first) - len(last)
+        ids, dropped = _fit(tokenizer, p, p.rstrip(" "), room, "a query", context)
+        sources.append(first + ids + last)
+        cut += dropped
+    _warn_cut(cut, len(prompts), context)
+    if decoder_start is None:
+        decoder_start = tokenizer.eos_id if model.bos_first else tokenizer.pad_id
+    targets = [first + w + last for w in words]
+    was_training = model.training
+    model.eval()
+    try:
+        with (
+            torch.no_grad(),
+            tqdm(total=len(sources), unit="seq", desc="scoring", disable=not progress) as bar,
+        ):
+            return _seq2seq_sums(model, sources, targets, len(first), decoder_start, batch_size, bar)
+    finally:
+        model.train(was_training)
+
+
+def _seq2seq_sums(model, sources, targets, given: int, start: int, batch_size: int, bar) -> torch.Tensor:
+    """(N, L) sums of log p(target tokens after the first ``given``) for every source and target: each
+    batch of sources is encoded once and decoded with every target."""
+    device = next(model.parameters(), torch.empty(0)).device
+
+    def padded(rows):
+        ids = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)], mask[i, : len(r)] = torch.tensor(r), 1
+        return ids.to(device), mask.to(device)
+
+    k = len(targets)
+    dec, dec_mask = padded([[start] + t[:-1] for t in targets])
+    gold, scored = padded(targets)
+    scored[:, :given] = 0
+    out = torch.zeros(len(sources), k, dtype=torch.float64)
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    step = max(1, batch_size // k)
+    for i in range(0, len(order), step):
+        rows = order[i : i + step]
+        ids, mask = padded([sources[r] for r in rows])
+        memory = model.encode(ids, mask).repeat_interleave(k, 0)
+        b = len(rows)
+        hidden, _ = model.decode(
+            dec.repeat(b, 1), memory, mask.repeat_interleave(k, 0), None, dec_mask.repeat(b, 1)
+        )
+        logp = model.lm_logits(hidden).float().log_softmax(-1)
+        logp = logp.gather(-1, gold.repeat(b, 1)[..., None])[..., 0]
+        out[rows] = (logp * scored.repeat(b, 1)).sum(-1).view(b, k).double().cpu()
+        bar.update(b)
+    return out
 
 
 def draw_demonstrations(by_label: dict[str, list[dict]], k: int, rng: random.Random) -> list[dict]:
@@ -228,9 +315,12 @@ def evaluate_prompting(run_dir, dataset: str, cfg: PromptConfig, split: str = "t
     demos = {(k, s): draw_demonstrations(by_label, k, random.Random(f"{k}-{s}")) for k, s in runs}
     queries = [r["text"] for r in examples] + (["N/A"] if cfg.calibrate else [])
     prompts = [build_prompt(demos[run], q, cfg) for run in runs for q in queries]
-    model, tokenizer, _ = load_generator(run_dir)
+    model, tokenizer, config_json = load_generator(run_dir)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
-    scores = label_scores(model, tokenizer, prompts, [words[n] for n in labels], cfg.batch_size, progress)
+    start = config_json.get("decoder_start_token_id")
+    scores = label_scores(
+        model, tokenizer, prompts, [words[n] for n in labels], cfg.batch_size, progress, start
+    )
     accs = defaultdict(lambda: defaultdict(list))
     for (k, _), block in zip(runs, scores.split(len(queries))):
         accs[k]["accuracy"].append(float((block[: len(examples)].argmax(1) == gold).double().mean()))

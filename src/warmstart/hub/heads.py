@@ -15,6 +15,9 @@ A finetuned warmstart run (config.json with ``warmstart.task``) exports as:
   ``classifier`` (ELECTRA: the pooler as ``sequence_summary.summary`` with ``summary_activation=tanh``, and
   only such ELECTRA checkpoints import with their head: the default gelu summary has no warmstart twin);
   ``task.pooling=cls`` as for classification (ELECTRA: a summary without projection, exact).
+- on GPT-2, T5 and BART: the family's class (tasks/readers.py, ``HEADS``: GPT2ForSequenceClassification,
+  T5ForTokenClassification, BartForQuestionAnswering, ...), whose head the unit holds under its own names;
+  ``classifier_dropout`` is the family's dropout that warmstart's head used.
 The labels travel as ``id2label`` / ``label2id``. Importing such a checkpoint gives a finetuned run directory
 that `warmstart predict` / `evaluate` load, its labels read from ``id2label`` in id order.
 """
@@ -32,6 +35,7 @@ from warmstart.hub.pooling import cls_head
 from warmstart.models.keymap import from_hf_map, to_hf_map
 from warmstart.registry import TASKS, family, family_of
 from warmstart.tasks.base import TaskConfig
+from warmstart.tasks.readers import HEADS, head_dropout
 
 
 # ---------------------------------------------------------------------------------------------- weights
@@ -174,8 +178,24 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     and whose unit tensors are ``state``; a task without a transformers head is refused."""
     task = card.task or {}
     kind = task.get("name")
+    export = _decoder_task if family(fam.arch).model.generates else _encoder_task
+    hf_class, tensors, config = export(name, fam, cfg, task, state)
+    labels = list(card.labels)
+    problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
+    if problem == "regression":
+        labels = ["LABEL_0"]
+    if labels:
+        config["id2label"] = {str(i): x for i, x in enumerate(labels)}
+        config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
+    if kind == "classification":
+        config["problem_type"] = PROBLEM_TYPES[problem]
+    return hf_class, tensors, config
+
+
+def _encoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
+    kind = task.get("name")
     refuse(
-        family(fam.arch).model.generates or kind not in TASK_CLASSES,
+        kind not in TASK_CLASSES,
         f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
         "export classification, multiple_choice, tagging or extractive_qa runs, or the pretrained run",
     )
@@ -197,16 +217,26 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
     tensors.update({theirs: state[ours] for ours, theirs in heads})
     tensors.update(extra)
-    labels = list(card.labels)
-    problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
-    if problem == "regression":
-        labels = ["LABEL_0"]
-    if labels:
-        config["id2label"] = {str(i): x for i, x in enumerate(labels)}
-        config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
-    if kind == "classification":
-        config["problem_type"] = PROBLEM_TYPES[problem]
     return base_name(fam) + task_class(name, kind), tensors, config
+
+
+def _decoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
+    """A task on a decoder or encoder-decoder (tasks/readers.py): the family's transformers class, its base
+    model under that class's prefix (less the stack it lacks: T5ForTokenClassification has no decoder), and
+    the unit's head, whose names are transformers' already."""
+    kind, have = task.get("name"), HEADS.get(name, {})
+    refuse(kind not in have, f"a finetuned {kind} model of a {name} model has no transformers class",
+           f"export {', '.join(have)} runs of this family, or the pretrained run")  # fmt: skip
+    hf_class, prefix, lacks = have[kind]
+    pooling = task.get("pooling", "cls") if kind == "classification" else "cls"
+    refuse(pooling != "cls", f"a finetuned classification model with task.pooling={pooling} has no "
+           f"transformers head ({hf_class} reads one token's state)",
+           "finetune with task.pooling=cls (the default) to export it")  # fmt: skip
+    body = to_hf_state(dataclasses.replace(fam, prefix=prefix, heads=()), cfg, state)
+    dropped = tuple(p for p in (lacks, prefix + "lm_head.") if p)
+    tensors = {k: v for k, v in body.items() if not k.startswith(dropped)}
+    tensors.update({k: v for k, v in state.items() if not k.startswith(fam.unit)})
+    return hf_class, tensors, {"classifier_dropout": head_dropout(cfg)}
 
 
 # ---------------------------------------------------------------------------------------------- import

@@ -34,6 +34,7 @@ from warmstart.data.options import SPLITS, limited, open_finetune_data, split_fi
 from warmstart.data.order import EpochOrder
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
+from warmstart.tasks.readers import TokenIds, bind_heads
 
 
 @dataclass
@@ -100,9 +101,15 @@ class Task:
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg
 
+    token_ids: TokenIds | None = None  # what a head on a decoder or encoder-decoder reads with (readers.py)
+
     def bind(self, tokenizer, config_json: dict, family) -> None:
         """Called with the model's tokenizer, config.json and family (a registry.Family) before encoding and
-        building (tasks whose formatting depends on the model family ask its capabilities)."""
+        building (tasks whose formatting depends on the model family ask its capabilities). A task with a
+        transformers head on a decoder or encoder-decoder keeps the token ids its head reads with, and a
+        family transformers has no such head for is refused here, before any data is read."""
+        if self.hf_head:
+            self.token_ids = bind_heads(self.name, tokenizer, config_json, family)
 
     def labels(self, records: list[dict]) -> list[str]:
         """Label names in a stable order (sorted), from the training records."""

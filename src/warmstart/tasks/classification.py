@@ -1,7 +1,8 @@
 """Sequence classification: a randomly initialised linear layer on the [CLS] hidden state (or, with
 ``task.pooling=mean``, on the mean of the last layer's token states, padding excluded; with
 ``task.pooling=pooler``, on BERT's pooled output tanh(dense([CLS])) with the encoder's pretrained pooler:
-exactly transformers' BertForSequenceClassification, so such runs export to it).
+exactly transformers' BertForSequenceClassification, so such runs export to it). On a decoder (GPT-2) or an
+encoder-decoder (T5, BART) the head is the family's transformers head (``DecoderClassifier``).
 
 One sentence or a sentence pair (``[CLS] A [SEP] B [SEP]`` with segment ids); three problems:
 - single_label: softmax over the classes, cross-entropy; accuracy and macro-F1.
@@ -27,6 +28,14 @@ from warmstart.nn.dropout import Dropout
 from warmstart.nn.pooling import POOLING, cls_at_end, pool
 from warmstart.objectives.sift import bernoulli_symmetric_kl, sift_on, sift_penalty, squared, symmetric_kl
 from warmstart.tasks.base import Features, Task, encoder_inputs
+from warmstart.tasks.readers import (
+    TokenIds,
+    generative,
+    head_dropout,
+    head_std,
+    sequence_state,
+    token_states,
+)
 
 PROBLEMS = ("single_label", "multi_label", "regression")
 POOLINGS = (*POOLING, "pooler")  # pooler: the encoder's own (BERT's pooled output), not a feature pooling
@@ -36,7 +45,8 @@ DIVERGENCE = {"single_label": symmetric_kl, "multi_label": bernoulli_symmetric_k
 
 def init_head(linear: nn.Linear, std: float) -> nn.Linear:
     nn.init.normal_(linear.weight, std=std)
-    nn.init.zeros_(linear.bias)
+    if linear.bias is not None:
+        nn.init.zeros_(linear.bias)
     return linear
 
 
@@ -76,10 +86,15 @@ class SequenceClassifier(nn.Module):
         super().__init__()
         c = encoder.config
         check_pooling(encoder, pooling)
-        self.encoder, self.labels, self.problem, self.pooling = encoder, list(labels), problem, pooling
+        self.encoder, self.pooling = encoder, pooling
+        self.set_problem(labels, problem)
         self.drop = Dropout(c.hidden_dropout_prob)
-        outputs = 1 if problem == "regression" else len(labels)
-        self.classifier = init_head(nn.Linear(c.hidden_size, outputs), c.initializer_range)
+        self.classifier = init_head(nn.Linear(c.hidden_size, self.outputs), c.initializer_range)
+
+    def set_problem(self, labels: list[str], problem: str) -> None:
+        """The labels, the problem, the number of outputs and the metric that picks the best model."""
+        self.labels, self.problem = list(labels), problem
+        self.outputs = 1 if problem == "regression" else len(self.labels)
         self.best_metric = {"single_label": ("accuracy", "max"), "multi_label": ("f1", "max")}.get(
             problem, ("pearson", "max")
         )
@@ -169,6 +184,43 @@ class SequenceClassifier(nn.Module):
             }
             for row in probs
         ]
+
+
+class DecoderClassifier(SequenceClassifier):
+    """The classifier on a decoder or encoder-decoder ``model`` with the family's transformers head
+    (tasks/readers.py): GPT-2's ``score`` (linear, no bias) on the last real token; T5's and BART's
+    ``classification_head`` (dropout, dense, tanh, dropout, out_proj) on the decoder's last eos state. The
+    dropout is the family's own. SiFT perturbs an encoder's embeddings: not offered here."""
+
+    takes_sift = False
+
+    def __init__(self, model: nn.Module, labels: list[str], problem: str, pooling: str, ids: TokenIds):
+        nn.Module.__init__(self)
+        c, std = model.config, head_std(model.config)
+        if pooling == "pooler":
+            raise WarmstartError(
+                f"task.pooling=pooler reads an encoder's pooler; a {c.model_type} model has none",
+                "use task.pooling=cls (the family's transformers head), mean or max",
+            )
+        check_pooling(model, pooling)
+        self.model, self.ids, self.pooling = model, ids, pooling
+        self.set_problem(labels, problem)
+        self.drop = Dropout(head_dropout(c))
+        if model.decoder_only:
+            self.score = init_head(nn.Linear(c.hidden_size, self.outputs, bias=False), std)
+        else:
+            dense, out = nn.Linear(c.hidden_size, c.hidden_size), nn.Linear(c.hidden_size, self.outputs)
+            self.classification_head = nn.ModuleDict(
+                {"dense": init_head(dense, std), "out_proj": init_head(out, std)}
+            )
+
+    def logits(self, batch: dict) -> torch.Tensor:
+        hidden = token_states(self.model, batch, self.ids)
+        x = self.drop(sequence_state(self.model, hidden, batch, self.pooling, self.ids))
+        if self.model.decoder_only:
+            return self.score(x).float()
+        head = self.classification_head
+        return head["out_proj"](self.drop(torch.tanh(head["dense"](x)))).float()
 
 
 def _class(label) -> str:
@@ -279,4 +331,6 @@ class ClassificationTask(Task):
                 f"classification needs at least 2 labels, the training data has {len(labels)}",
                 "check the label column (task.problem=regression for numeric scores)",
             )
+        if generative(encoder):
+            return DecoderClassifier(encoder, labels, self.cfg.problem, self.cfg.pooling, self.token_ids)
         return SequenceClassifier(encoder, labels, self.cfg.problem, self.cfg.pooling)

@@ -12,8 +12,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from warmstart.tasks.base import Task
+from warmstart.tasks.classification import init_head
 from warmstart.tasks.qa_decode import decode, exact_match_score, f1_score
 from warmstart.tasks.qa_windows import QAFeatures
+from warmstart.tasks.readers import TokenIds, generative, head_std, token_states
 
 # Masked logits: far below any real logit but finite, so the loss and bf16/fp16 arithmetic stay finite.
 MASKED = -1e4
@@ -41,11 +43,13 @@ class QuestionAnswering(nn.Module):
 
     def logits(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         """Start and end logits (B, T), float32, masked to ``MASKED`` off the context except position 0."""
-        hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
-        start, end = self.qa_outputs(hidden).float().unbind(-1)
+        start, end = self.qa_outputs(self.states(batch)).float().unbind(-1)
         allowed = batch["context_mask"].clone()
         allowed[:, 0] = True
         return start.masked_fill(~allowed, MASKED), end.masked_fill(~allowed, MASKED)
+
+    def states(self, batch: dict) -> torch.Tensor:
+        return self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
 
     def forward(self, batch: dict):
         start, end = self.logits(batch)
@@ -104,4 +108,20 @@ class ExtractiveQATask(Task):
         return QAFeatures(records, tokenizer, self.cfg.max_length, self.cfg.doc_stride, where)
 
     def build(self, encoder: nn.Module, labels: list[str]) -> QuestionAnswering:
+        if generative(encoder):
+            return DecoderQA(encoder, self.cfg.n_best, self.cfg.max_answer_length, self.token_ids)
         return QuestionAnswering(encoder, self.cfg.n_best, self.cfg.max_answer_length)
+
+
+class DecoderQA(QuestionAnswering):
+    """The start/end head on a decoder or encoder-decoder ``model`` (tasks/readers.py): GPT-2's states, or
+    T5's and BART's decoder fed the shifted input, as their transformers *ForQuestionAnswering."""
+
+    def __init__(self, model: nn.Module, n_best: int, max_answer_length: int, ids: TokenIds):
+        nn.Module.__init__(self)
+        self.model, self.ids = model, ids
+        self.n_best, self.max_answer_length = n_best, max_answer_length
+        self.qa_outputs = init_head(nn.Linear(model.config.hidden_size, 2), head_std(model.config))
+
+    def states(self, batch: dict) -> torch.Tensor:
+        return token_states(self.model, batch, self.ids)

@@ -9,6 +9,9 @@ objective's log-weight moves by ``aux.meta_lr`` x the cosine between its gradien
 gradient on a validation batch, on the shared parameters (objectives whose gradient agrees with the end
 task's gain weight). It is that, not the paper's full meta-gradient through an inner update.
 
+The training log (metrics.jsonl) holds each part's loss beside the total, ``task/loss`` and ``NAME/loss``
+per objective, and with learned weights each ``NAME/weight`` (the PART/KEY stats of train/step.py).
+
 The fit loop sees one unit and one batch stream: in training a batch is the task's batch plus "aux" (one
 batch per objective) and, on the steps that learn weights, "dev"; in evaluation it is the task's own batch
 and the unit is the task's. RUN/best and RUN/final hold the task's
@@ -119,12 +122,14 @@ class JointUnit(nn.Module):
             self._learn_weights(_to(batch["dev"], device), aux)
         loss, stats = self.task(task_batch)
         n = stats["loss"][1] if "loss" in stats else 1
-        stats = {"task_loss": (loss.detach() * n, n), **{k: v for k, v in stats.items() if k != "loss"}}
+        stats = {"task/loss": (loss.detach() * n, n), **{k: v for k, v in stats.items() if k != "loss"}}
         total = loss
         for (name, unit), w, aux_batch in zip(self.aux.items(), self.log_weights.exp(), aux):
             aux_loss, _ = unit(aux_batch)
             total = total + w * aux_loss
-            stats[f"{name}_loss"] = (aux_loss.detach() * n, n)
+            stats[f"{name}/loss"] = (aux_loss.detach() * n, n)
+            if self.cfg.learn_weights:  # the weight's trajectory
+                stats[f"{name}/weight"] = (w.detach() * n, n)
         stats["loss"] = (total.detach() * n, n)  # the step's mean is over the task's examples
         return total, stats
 

@@ -30,6 +30,8 @@ from torch import nn
 from warmstart.errors import WarmstartError
 from warmstart.nn.dropout import Dropout
 from warmstart.tasks.base import Features, Task, encoder_inputs, pad
+from warmstart.tasks.classification import init_head
+from warmstart.tasks.readers import TokenIds, generative, head_dropout, head_std, token_states
 
 IGNORE = -100
 
@@ -139,6 +141,8 @@ class TaggingTask(Task):
         ]
 
     def build(self, encoder: nn.Module, labels: list[str]) -> TokenClassifier:
+        if generative(encoder):
+            return DecoderTagger(encoder, labels, self.token_ids)
         return TokenClassifier(encoder, labels)
 
 
@@ -229,16 +233,17 @@ class TokenClassifier(nn.Module):
     def __init__(self, encoder: nn.Module, labels: list[str]):
         super().__init__()
         c = encoder.config
+        self.set_labels(labels)
+        self.encoder = encoder
+        self.drop = Dropout(c.hidden_dropout_prob)
+        self.classifier = init_head(nn.Linear(c.hidden_size, len(self.labels)), c.initializer_range)
+
+    def set_labels(self, labels: list[str]) -> None:
         self.labels = list(labels)
         self.bio = is_bio(self.labels)
         self.best_metric = ("f1", "max") if self.bio else ("accuracy", "max")
         # words without a prediction (cut off by max_length): "O", or the first label (most frequent)
         self.outside = self.labels.index("O") if "O" in self.labels else 0
-        self.encoder = encoder
-        self.drop = Dropout(c.hidden_dropout_prob)
-        self.classifier = nn.Linear(c.hidden_size, len(self.labels))
-        nn.init.normal_(self.classifier.weight, std=c.initializer_range)
-        nn.init.zeros_(self.classifier.bias)
 
     def logits(self, batch: dict) -> torch.Tensor:
         hidden = self.encoder(batch["input_ids"], batch.get("attention_mask"), batch.get("token_type_ids"))
@@ -310,3 +315,20 @@ class TokenClassifier(nn.Module):
                 }
             )
         return rows
+
+
+class DecoderTagger(TokenClassifier):
+    """The token classifier on a decoder or encoder-decoder ``model`` (tasks/readers.py): GPT-2's states,
+    T5's encoder's (as T5ForTokenClassification); the family's own dropout before the linear layer."""
+
+    def __init__(self, model: nn.Module, labels: list[str], ids: TokenIds):
+        nn.Module.__init__(self)
+        c = model.config
+        self.set_labels(labels)
+        self.model, self.ids = model, ids
+        self.drop = Dropout(head_dropout(c))
+        self.classifier = init_head(nn.Linear(c.hidden_size, len(self.labels)), head_std(c))
+
+    def logits(self, batch: dict) -> torch.Tensor:
+        hidden = token_states(self.model, batch, self.ids, encoder_only=True)
+        return self.classifier(self.drop(hidden)).float()
