@@ -201,3 +201,14 @@ def test_an_output_written_inside_a_run_may_be_written_again(world, capsys):
     assert code == 0, err
     code, _, err = run(capsys, "fill-mask", world["pre"], "--bias", "--out", world["pre"] / "config.yaml")
     assert_one_line_error(code, err, "would write over config.yaml inside the RUN")
+
+
+def test_every_plot_a_report_writes_is_declared():
+    """report/ names its figures plot_path(out, NAME): each NAME is a side file the guard knows."""
+    import re
+
+    from warmstart.cli.outputs import REPORT_PLOTS
+
+    source = "".join(p.read_text() for p in (Path(__file__).parents[2] / "src/warmstart/report").glob("*.py"))
+    names = set(re.findall(r'plot_path\([^"\n]*"(\w+)"', source))
+    assert names and names <= set(REPORT_PLOTS), names - set(REPORT_PLOTS)

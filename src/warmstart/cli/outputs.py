@@ -20,8 +20,8 @@ NOT_PATHS = (  # string flags that are never a path (names, words, numbers, temp
     "objective", "overrides", "pairs", "preset", "prompt", "seeds", "sense", "shots", "strategy", "task",
     "template", "text", "text_column", "text_pair_column", "word",
 )  # fmt: skip
-REPORT_PLOTS = (  # report/run_report.py plot_path(out, NAME): OUT_NAME.png beside the report's HTML
-    "confusion", "convergence", "fractions", "pretraining", "projection", "stability", "training",
+REPORT_PLOTS = (  # report/run_report.py plot_path(out, NAME): OUT_NAME.png (+ .svg, .pdf) beside the HTML
+    "confusion", "convergence", "fractions", "joint", "pretraining", "projection", "stability", "training",
     "validation", "weight_change",
 )  # fmt: skip
 IMPORT_PREFIXES = ("elmo:", "vectors:")  # `import elmo:OPTIONS.json:WEIGHTS.hdf5`, `import vectors:RUN`
@@ -40,8 +40,9 @@ def _embed(a) -> tuple[dict, tuple]:
 def _report(a) -> tuple[dict, tuple]:
     def files(html: Path) -> dict:
         plots = {
-            f"--out (its plot {html.stem}_{n}.png)": html.with_name(f"{html.stem}_{n}.png")
+            f"--out (its plot {html.stem}_{n}.{ext})": html.with_name(f"{html.stem}_{n}.{ext}")
             for n in REPORT_PLOTS
+            for ext in ("png", "svg", "pdf")
         }
         return {"--out": html, "--out (its .md beside it)": html.with_suffix(".md"), **plots}
 

@@ -8,9 +8,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from warmstart.report.plots import save_png  # noqa: E402
+from warmstart.report.plots import integer_ticks, save_png  # noqa: E402
 
 
 def band_plot(
@@ -29,8 +28,8 @@ def band_plot(
     """``series[name] = (xs, medians, mins, maxs)``: a median line with a min-max band, and min-max error
     bars at each point (a series of one point still shows its spread). ``levels[name] = y``: a baseline, as
     a dashed horizontal line. ``integer_x``: integer ticks (steps, counts). ``mark_best``: a star on each
-    series' highest median, labelled with its x (the best step). ``dashed``: series drawn as dashed lines
-    (baselines measured at each x, set apart from the models)."""
+    series' highest median, labelled with its x (the best step), inside the axes. ``dashed``: series drawn
+    as dashed lines (baselines measured at each x, set apart from the models). The PNG, SVG and PDF."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     for name, (xs, mid, lo, hi) in series.items():
         if not xs:
@@ -60,10 +59,11 @@ def band_plot(
         ax.set_xticklabels([label for _, label in xticks])
         ax.minorticks_off()
     elif integer_x:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        integer_ticks(ax)
+    ax.margins(x=0.04, y=0.12)  # room for the star and its label inside the axes
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return save_png(fig, path)
+    return save_png(fig, path, siblings=True)

@@ -13,8 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from warmstart.report.band_plot import band_plot  # noqa: E402
 from warmstart.report.html import Page  # noqa: E402
-from warmstart.report.panel_plot import panel_plot  # noqa: E402
+from warmstart.report.panel_plot import Panel, panel_plot  # noqa: E402
 from warmstart.report.plots import save_png  # noqa: E402
+from warmstart.report.quoting import label, quoted  # noqa: E402
 from warmstart.tasks.breakdown import one_class_warning  # noqa: E402
 from warmstart.train.logging import read_metrics  # noqa: E402
 
@@ -28,12 +29,14 @@ def _xy(rows: list[dict], key: str) -> tuple[list, list]:
 
 
 def training_plot(dirs: dict[str, Path], path: Path) -> Path:
-    """Training loss and learning rate by step, one line per seed."""
+    """Training loss (EMA over the raw values) and learning rate by step, one line per run or seed."""
     train = {name: read_metrics(d, "train") for name, d in dirs.items()}
+    loss = {n: _xy(rows, "loss") for n, rows in train.items()}
     panels = [
-        ("training loss", "loss", {n: _xy(rows, "loss") for n, rows in train.items()}),
-        ("learning rate", "learning rate", {n: _xy(rows, "lr") for n, rows in train.items()}),
-    ]
+        Panel("training loss", "loss", loss, smooth=tuple(loss), legend=True),
+        Panel("learning rate", "learning rate", {n: _xy(rows, "lr") for n, rows in train.items()}, rate=True,
+              legend=False),  # the loss panel's legend names the colours
+    ]  # fmt: skip
     return panel_plot(panels, "step", path)
 
 
@@ -49,9 +52,9 @@ def validation_plot(dirs: dict[str, Path], metric: str, majority: float | None, 
 
 
 def confusion_plot(parts: dict, path: Path) -> Path:
-    labels, matrix = parts["labels"], parts["confusion"]
+    labels, matrix = [label(x) for x in parts["labels"]], parts["confusion"]
     n = len(labels)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.45 * n, 1.0 + 0.45 * n), dpi=110)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 + 0.45 * n), max(3.4, 1.4 + 0.45 * n)), dpi=110)
     rows = [[v / max(sum(r), 1) for v in r] for r in matrix]  # each gold row as shares
     ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
     for i in range(n):
@@ -61,8 +64,9 @@ def confusion_plot(parts: dict, path: Path) -> Path:
                         color="white" if rows[i][j] > 0.5 else "black")  # fmt: skip
     ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
     ax.set_yticks(range(n), labels, fontsize=8)
-    ax.set(xlabel="predicted", ylabel="gold", title="test confusion matrix (counts; shade: share of the row)")
-    return save_png(fig, path)
+    ax.set(xlabel="predicted", ylabel="gold")
+    ax.set_title("test confusion matrix (counts; shade: share of the gold row)", fontsize=10)
+    return save_png(fig, path, siblings=True)
 
 
 def breakdown_section(page: Page, parts: dict | None, path: Path) -> None:
@@ -73,13 +77,14 @@ def breakdown_section(page: Page, parts: dict | None, path: Path) -> None:
     m = parts["majority"]
     page.text(
         f"The model predicts {parts['predicted_classes']} of {len(parts['labels'])} classes. Majority-class "
-        f"baseline (always '{m['label']}', the most frequent training label): accuracy {m['accuracy']:.4f}."
+        f"baseline (always {quoted(m['label'])}, the most frequent training label): accuracy "
+        f"{m['accuracy']:.4f}."
     )
     warning = one_class_warning(parts)
     if warning:
         page.text(warning)
     per = sorted(parts["per_class"].items(), key=lambda kv: -kv[1]["support"])
-    rows = [[k, f"{c['precision']:.4f}", f"{c['recall']:.4f}", f"{c['f1']:.4f}", f"{c['support']:,}"]
+    rows = [[label(k), f"{c['precision']:.4f}", f"{c['recall']:.4f}", f"{c['f1']:.4f}", f"{c['support']:,}"]
             for k, c in per[:TABLE_MAX]]  # fmt: skip
     note = f"The {TABLE_MAX} most frequent of {len(per)} classes." if len(per) > TABLE_MAX else None
     page.table(["class", "precision", "recall", "F1", "support"], rows, note)

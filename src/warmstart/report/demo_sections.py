@@ -6,7 +6,8 @@ from pathlib import Path
 
 from warmstart.report import run_report as R
 from warmstart.report.html import Page
-from warmstart.report.panel_plot import panel_plot
+from warmstart.report.panel_plot import Panel, panel_plot
+from warmstart.report.quoting import quoted
 from warmstart.report.study_report import NAMES, baseline, convergence, fraction_plot, median_curves, percent
 from warmstart.train.logging import read_metrics
 
@@ -112,15 +113,15 @@ def probes_section(page: Page, probes: dict) -> None:
     )
     rows = []
     for p, pre, twin in zip(probes["probes"], probes["pretrained"], probes["twin"]):
-        top = ", ".join(f"{t} {s:.2f}" for t, s in pre["top"])
+        top = ", ".join(f"{quoted(t)} {s:.2f}" for t, s in pre["top"])
         rows.append(
             [
                 p["kind"],
                 p["text"],
-                p["expected"],
+                quoted(p["expected"]),
                 top,
                 pre["rank"] or "-",
-                twin["top"][0][0],
+                quoted(twin["top"][0][0]),
                 twin["rank"] or "-",
             ]
         )
@@ -188,7 +189,8 @@ def pretraining_plot(out: Path, target: Path) -> Path:
     train, val = read_metrics(out / "pretrain", "train"), read_metrics(out / "pretrain", "validation")
     xy = R._xy
     panels = [
-        ("masked-LM loss", "loss", {"train": xy(train, "loss"), "validation": xy(val, "loss")}),
-        ("learning rate", "learning rate", {"lr": xy([r for r in train if "lr" in r], "lr")}),
-    ]
+        Panel("masked-LM loss", "loss", {"train": xy(train, "loss"), "validation": xy(val, "loss")},
+              smooth=("train",)),
+        Panel("learning rate", "learning rate", {"lr": xy([r for r in train if "lr" in r], "lr")}, rate=True),
+    ]  # fmt: skip
     return panel_plot(panels, "pretraining step", R.plot_path(target, "pretraining"))

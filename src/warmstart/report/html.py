@@ -1,7 +1,9 @@
 """A report page built from a few block kinds, written as one self-contained HTML file and as Markdown.
 
-The HTML needs no network: inline CSS, no scripts, PNG plots embedded as base64 data URIs. The Markdown
-(report.md beside it, for terminals and pull requests) links the same PNGs, written next to it.
+The HTML needs no network: inline CSS, no scripts, PNG plots embedded as base64 data URIs; the inline
+Markdown of texts and cells (`code`, **bold**) is rendered. The Markdown (report.md beside it, for terminals
+and pull requests) links the same PNGs, written next to it. In both, text columns are left-aligned and
+number columns right-aligned.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from pathlib import Path
 
 from warmstart.atomic import write_atomic
@@ -18,12 +21,40 @@ body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto
        color: #222; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.8rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
+th.n, td.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; }
+code { background: #f3f3f3; padding: 0 0.2rem; font-size: 0.92em; }
 pre { background: #f7f7f7; padding: 0.6rem; overflow-x: auto; font-size: 12.5px; }
 img { max-width: 100%; display: block; margin: 0.6rem 0; }
 """
+_NUM = r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?"
+NUMBER = re.compile(rf"{_NUM}(?: \({_NUM}-{_NUM}\))?|{_NUM}(?:, {_NUM})+")  # 0.74 (0.70-0.75); +1.2, -0.3
+NO_VALUE = {"", "-", "nan", "undefined", "None"}
+CODE = re.compile(r"(`[^`]+`)")
+BOLD = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
+
+
+def inline(text: str) -> str:
+    """Escaped HTML of a line of Markdown: `code` and **bold** rendered, nothing else interpreted."""
+    out = []
+    for k, part in enumerate(CODE.split(str(text))):  # odd parts are code spans: nothing inside is Markdown
+        if k % 2:
+            out.append(f"<code>{html.escape(part[1:-1])}</code>")
+        else:
+            out.append(BOLD.sub(r"<strong>\1</strong>", html.escape(part)))
+    return "".join(out)
+
+
+def numeric_columns(rows: list[list[str]]) -> list[bool]:
+    """Per column: most cells with a value are numbers (or a median with its range, or a list of numbers);
+    such a column is right-aligned, its odd cell ('step 900', 'never') with it."""
+    width = max((len(r) for r in rows), default=0)
+    found = []
+    for k in range(width):
+        cells = [r[k].strip() for r in rows if k < len(r) and r[k].strip() not in NO_VALUE]
+        found.append(2 * sum(bool(NUMBER.fullmatch(c)) for c in cells) > len(cells))
+    return found
 
 
 class Page:
@@ -72,11 +103,9 @@ class Page:
             if kind == "heading":
                 parts.append(f"<h2>{e(a[0])}</h2>")
             elif kind == "text":
-                parts.append(f"<p>{e(a[0])}</p>")
+                parts.append(f"<p>{inline(a[0])}</p>")
             elif kind == "table":
-                head = "".join(f"<th>{e(h)}</th>" for h in a[0])
-                body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in a[1])
-                parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+                parts.append(_html_table(a[0], a[1]))
             elif kind == "image":
                 data = base64.b64encode(a[0].read_bytes()).decode("ascii")
                 parts.append(f'<img alt="{e(a[1])}" src="data:image/png;base64,{data}">')
@@ -94,8 +123,9 @@ class Page:
             elif kind == "text":
                 out += [a[0], ""]
             elif kind == "table":
+                numbers = numeric_columns(a[1])
                 out.append("| " + " | ".join(a[0]) + " |")
-                out.append("|" + "|".join("---" for _ in a[0]) + "|")
+                out.append("|" + "|".join("---:" if n else ":---" for n in numbers) + "|")
                 out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in a[1]]
                 out.append("")
             elif kind == "image":
@@ -120,3 +150,15 @@ class Page:
         write_atomic(out, lambda fh: fh.write(self.html()), text=True)
         write_atomic(md, lambda fh: fh.write(self.markdown(out.parent)), text=True)
         return out, md
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    numbers = numeric_columns(rows)
+
+    def cell(tag: str, k: int, text: str) -> str:
+        right = ' class="n"' if k < len(numbers) and numbers[k] else ""
+        return f"<{tag}{right}>{inline(text)}</{tag}>"
+
+    head = "".join(cell("th", k, h) for k, h in enumerate(header))
+    body = "".join("<tr>" + "".join(cell("td", k, c) for k, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

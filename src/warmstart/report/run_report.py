@@ -15,7 +15,8 @@ from warmstart.config import load_yaml
 from warmstart.data.shards import read_meta
 from warmstart.report import breakdown_section as B
 from warmstart.report.html import Page
-from warmstart.report.panel_plot import panel_plot
+from warmstart.report.panel_plot import Panel, panel_plot
+from warmstart.report.plots import short_number
 from warmstart.report.samples import pretrain_samples, text_to_text_samples
 from warmstart.train.logging import read_metrics
 
@@ -23,6 +24,16 @@ from warmstart.train.logging import read_metrics
 def plot_path(out: Path, name: str) -> Path:
     """Where a report's plot goes: beside the HTML file, named after it."""
     return out.parent / f"{out.stem}_{name}.png"
+
+
+def run_name(run_dir: Path) -> str:
+    """What a report calls a run: its directory's name; a study cell (CELLS/MODEL/frac-F/seed-S/run) by
+    its cell, 'pretrained/frac-1/seed-1'."""
+    parts = Path(run_dir).absolute().parts
+    if parts[-1] == "run" and "cells" in parts[:-1]:
+        cells = len(parts) - 1 - parts[::-1].index("cells")
+        return "/".join(parts[cells + 1 : -1]) or parts[-1]
+    return parts[-1]
 
 
 def fmt(x) -> str:
@@ -97,20 +108,21 @@ def pretraining_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> dict
         page.text("No training log (metrics.jsonl) in this directory: an imported or hand-made checkpoint.")
         return None
     lr = [r for r in train if "lr" in r]
+    loss = {"train": _xy(train, "loss"), **({"validation": _xy(val, "loss")} if val else {})}
     panels = [
-        ("loss", "loss", {"train": _xy(train, "loss"), **({"validation": _xy(val, "loss")} if val else {})}),
-        ("learning rate", "learning rate", {"lr": _xy(lr, "lr")}),
+        Panel("loss", "loss", loss, smooth=("train",)),
+        Panel("learning rate", "learning rate", {"lr": _xy(lr, "lr")}, rate=True),
     ]
-    page.image(
-        panel_plot(panels, "step", plot_path(out, "pretraining")), "pretraining loss and learning rate"
-    )
+    path = panel_plot(panels, "step", plot_path(out, "pretraining"), f"pretraining: {run_name(run_dir)}")
+    page.image(path, "pretraining loss and learning rate")
     keys = ["loss", *[k for k in (val[-1] if val else {}) if k not in ("step", "split", "time", "loss")]]
     rows = [["last train", train[-1]["step"], fmt(train[-1]["loss"]), *["" for _ in keys[1:]]]]
     for label, r in (("first validation", val[0]), ("last validation", val[-1])) if val else ():
         rows.append([label, r["step"], *[fmt(r.get(k, "")) for k in keys]])
     page.table(["", "step", *keys], rows)
     peak = max(r["lr"] for r in lr) if lr else None
-    page.text(f"{train[-1]['step']:,} steps; the highest learning rate logged is {fmt(peak)}.")
+    peak = short_number(peak) if peak is not None else "not logged"
+    page.text(f"{train[-1]['step']:,} steps; the highest learning rate logged is {peak}.")
     return {"train": train[-1], "validation": val}
 
 
@@ -132,7 +144,7 @@ def _xy(rows: list[dict], key: str) -> tuple[list, list]:
 
 def finetune_dirs(run_dir: Path) -> dict[str, Path]:
     if (run_dir / "test_metrics.json").is_file():
-        return {"run": run_dir}
+        return {run_name(run_dir): run_dir}
     seeds = sorted(run_dir.glob("seed-*/test_metrics.json"), key=lambda p: int(p.parent.name[5:]))
     return {p.parent.name: p.parent for p in seeds}
 
@@ -157,6 +169,17 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     parts = first.get("breakdown")
     majority = parts["majority"]["accuracy"] if parts else None
     page.image(B.training_plot(dirs, plot_path(out, "training")), "training loss and learning rate per step")
+    if cfg.get("aux", {}).get("objectives"):  # joint training: each part's loss, the learned weights
+        train = read_metrics(next(iter(dirs.values())), "train")
+        keys = sorted({k for r in train for k in r if k.endswith(("/loss", "/weight"))})
+        losses = {k: _xy(train, k) for k in keys if k.endswith("/loss")}
+        panels = [Panel("loss of each part", "loss", losses, smooth=tuple(losses), legend=True)]
+        weights = {k: _xy(train, k) for k in keys if k.endswith("/weight")}
+        panels += [Panel("learned weights", "weight", weights, legend=True)] if weights else []
+        page.image(
+            panel_plot(panels, "step", plot_path(out, "joint")),
+            "training loss of the task and of each objective",
+        )
     path = B.validation_plot(dirs, metric, majority, plot_path(out, "validation"))
     page.image(path, f"validation {metric} per step")
     names = [k for k in first["test"] if k != "loss"]

@@ -43,10 +43,10 @@ def distribution_plot(study: dict, out: Path) -> Path:
     ax.set_xticks(range(1, len(arms) + 1))
     ax.set_xticklabels([a.label.replace(", ", "\n") for a in arms], fontsize=7)
     ax.set_ylabel(f"test {metric}")
-    ax.set_title(f"finetuning stability over {len(study['seeds'])} seeds per arm")
+    n = len(study["seeds"])
+    ax.set_title(f"finetuning stability over {n} seed{'' if n == 1 else 's'} per arm")
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return save_png(fig, R.plot_path(out, "stability"))
+    return save_png(fig, R.plot_path(out, "stability"), siblings=True)
 
 
 def _rows(study: dict) -> list[dict]:

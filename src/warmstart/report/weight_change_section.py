@@ -20,6 +20,7 @@ from warmstart.hub.adapter import lora_of, merge_adapters, where_trained
 from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.hub.runs import choose, run_config
 from warmstart.report.html import Page
+from warmstart.report.run_report import run_name
 from warmstart.report.weight_plot import change_plot
 from warmstart.train.checkpoint import read_tensors
 
@@ -84,18 +85,18 @@ def weight_change_section(page: Page, run_dir: Path, dirs: dict[str, Path], cfg:
         try:
             _, where[name], series[name] = compare_runs(base, d)
         except WarmstartError as exc:  # weights deleted (a study cell keeps its metrics only), damaged
-            page.text(f"{'This run' if name == 'run' else name}: no weight change to show ({exc.problem}).")
+            page.text(f"{'This run' if d == run_dir else name}: no weight change to show ({exc.problem}).")
     if not series:
         return
     page.text(
         f"How far finetuning moved each group of weights from the pretrained ones it started from ({base}): "
         "||W_finetuned - W_pretrained||_F / ||W_pretrained||_F over all the group's tensors (embeddings, "
         "each layer from the bottom up, then the other modules). Finetuned checkpoint: "
-        + ", ".join(f"{n}/{p.name}/" if n != "run" else f"{p.name}/" for n, p in where.items())
+        + ", ".join(f"{p.name}/" if dirs[n] == run_dir else f"{n}/{p.name}/" for n, p in where.items())
         + "."
     )
-    title = f"weight change: {Path(init).name} -> {run_dir.name}"
-    page.image(change_plot(series, plot, title), "relative weight change per layer")
+    title = f"weight change: {Path(init).name} -> {run_name(run_dir)}"
+    page.image(change_plot(series, plot, title, siblings=True), "relative weight change per layer")
     _table(page, series)
     first = next(iter(series.values()))
     page.text(f"Not compared: only in the pretrained model {modules(first.only_a)}; only in the finetuned "

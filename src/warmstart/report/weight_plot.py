@@ -23,8 +23,9 @@ def _value(x: float | None) -> float:
     return float("nan") if x is None else x
 
 
-def change_plot(series: dict[str, WeightChange], path: Path, title: str) -> Path:
-    """``series[label]`` drawn as bars over the groups of the first one, left (embeddings) to right."""
+def change_plot(series: dict[str, WeightChange], path: Path, title: str, siblings: bool = False) -> Path:
+    """``series[label]`` drawn as bars over the groups of the first one, left (embeddings) to right; with
+    ``siblings`` (the report's figure) also as PATH.svg and PATH.pdf."""
     names = [g.name for g in next(iter(series.values())).groups]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.8 * len(names) + 2), 4.2), dpi=110)
     width = 0.8 / len(series)
@@ -44,10 +45,10 @@ def change_plot(series: dict[str, WeightChange], path: Path, title: str) -> Path
     ax.set_xlabel("group of weights (bottom of the model on the left)")
     ax.set_ylabel(YLABEL)
     ax.set_ylim(bottom=0)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
-    return save_png(fig, path)
+    return save_png(fig, path, siblings=siblings)
 
 
 def _sub_block_markers(ax, change: WeightChange, names: list[str]) -> None:
