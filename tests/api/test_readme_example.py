@@ -1,7 +1,6 @@
-"""The README's Python example, run as written (examples/python_api.py is the same code): load a run,
-predict a batch, encode, finetune from a DataFrame with a callback that stops early, export."""
+"""The Python API example (examples/python_api.py, shown in the Python quick start), run as written: load a
+run, predict a batch, encode, finetune from a DataFrame with a callback that stops early, export."""
 
-import re
 import shutil
 import subprocess
 import sys
@@ -13,12 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    return (ROOT / "examples" / "python_api.py").read_text(encoding="utf-8")
 
 
-def test_the_example_file_is_the_readme_example():
-    assert (ROOT / "examples" / "python_api.py").read_text(encoding="utf-8") == readme_example()
+def test_the_python_quick_start_shows_the_example_file():
+    page = (ROOT / "docs" / "get-started" / "quickstart-python.md").read_text(encoding="utf-8")
+    assert '--8<-- "examples/python_api.py"' in page and "examples/python_api.py" in readme_text()
+
+
+def readme_text() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_example_runs(tiny_pretrained, rt_small, tmp_path):

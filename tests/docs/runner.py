@@ -25,11 +25,17 @@ TINY = {
     ],
 }  # fmt: skip
 # (what the block says, what runs instead) in Python blocks, each of which must be there
-TINY_PYTHON = {
+_TINY_QUICKSTART = [
+    ('"data.train_fraction=0.2",', '"data.train_limit=16", "data.validation_limit=8", '
+     '"data.test_limit=8", "evals_per_epoch=1", "train.progress=false", "train.report_to=none",'),
+    ("max_length=64", "max_length=16"),
+]  # fmt: skip
+TINY_PYTHON = {  # the README repeats the Python quick start: the second run writes beside the first
+    "README.md": _TINY_QUICKSTART,
     "docs/get-started/quickstart-python.md": [
-        ('"data.train_fraction=0.2",', '"data.train_limit=16", "data.validation_limit=8", '
-         '"data.test_limit=8", "evals_per_epoch=1", "train.progress=false", "train.report_to=none",'),
-        ("max_length=64", "max_length=16"),
+        *_TINY_QUICKSTART,
+        ('"runs/reviews-py"', '"runs/reviews-py-2"'),
+        ('"hf/reviews-py"', '"hf/reviews-py-2"'),
     ],
 }  # fmt: skip
 
