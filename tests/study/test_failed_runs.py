@@ -7,7 +7,7 @@ from warmstart.study.summary import summarize
 def cell(model, seed, best, trained):
     c = {"model": model, "fraction": 0.01, "seed": seed, "train_examples": 80, "metric": "accuracy",
          "test": {"accuracy": best}, "best_validation": best}  # fmt: skip
-    return {**c, "steps": 100} if trained else c
+    return {**c, "steps": 100} if trained else {**c, "C": 1.0}
 
 
 def test_the_baseline_is_never_a_failed_run_and_a_collapsed_finetune_is():
