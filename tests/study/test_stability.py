@@ -49,6 +49,9 @@ def test_table_counts_failed_runs_against_the_validation_majority(stability_dir)
     assert 0.5 <= majority < 1
     for row in study["table"]:
         mine = [c for c in study["cells"] if c["model"] == row["model"]]
+        if any("C" in c for c in mine):  # the fitted baseline is not a training run that can fail
+            assert "failed" not in row
+            continue
         want = sorted(c["seed"] for c in mine if c["best_validation"] <= majority + 1e-9)
         assert row["failed_seeds"] == want and row["failed"] == len(want)
 
