@@ -40,9 +40,63 @@ words); ``warmstart.Interrupted`` is raised after SIGINT/SIGTERM once the checkp
 message says how to resume). Names load on first use, so ``import warmstart`` stays light.
 """
 
-from typing import TYPE_CHECKING
 
-from warmstart import word2vec  # noqa: F401 - the package is callable: warmstart.word2vec(...) trains
+def _interrupt_until_main() -> None:
+    """Launched as the command line (the `warmstart` script, or ``python -m warmstart``): a Ctrl+C before
+    cli/main.py's own handling (these first imports) is one line, ``interrupted``, and exit code 130, as it is
+    after; with ``warmstart.cli.main.main`` running it is the KeyboardInterrupt that main turns into that
+    line. First, so that the window left is Python's own start; ``import warmstart`` in Python changes
+    nothing."""
+    import os
+    import sys
+
+    if not _command_line(getattr(sys, "orig_argv", [])):
+        return
+    import _signal  # the C module under ``signal`` (already loaded): importing ``signal`` takes a while
+
+    def interrupted(signum: int, frame: object) -> None:
+        while frame is not None:
+            code, names = frame.f_code, frame.f_globals  # type: ignore[attr-defined]
+            if code.co_name == "main" and names.get("__name__") == "warmstart.cli.main":
+                raise KeyboardInterrupt
+            frame = frame.f_back  # type: ignore[attr-defined]
+        try:
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
+        os._exit(130)
+
+    try:  # only where Ctrl+C would raise (not where it is ignored, as in a background job)
+        if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+            _signal.signal(_signal.SIGINT, interrupted)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _command_line(argv: list[str]) -> bool:
+    """Whether Python's own command line (``sys.orig_argv``) runs the `warmstart` script or ``-m warmstart``
+    (a spawned worker process runs ``-c``; a program of the user's, its own script)."""
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "-" or not arg.startswith("-"):
+            return arg.replace("\\", "/").rsplit("/", 1)[-1] in ("warmstart", "warmstart.exe")
+        if arg.startswith("--"):
+            continue
+        for i, letter in enumerate(arg[1:], 2):  # -B, -Bm NAME, -mNAME, -X importtime, -c CODE
+            if letter in "cmXW":
+                value = arg[i:] or next(rest, "")
+                if letter in "cm":
+                    return letter == "m" and value == "warmstart"
+                break
+    return False
+
+
+_interrupt_until_main()
+
+from typing import TYPE_CHECKING  # noqa: E402 - after the handler above
+
+from warmstart import word2vec  # noqa: E402, F401 - the package is callable: warmstart.word2vec(...) trains
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name loads on first use (below)
     from warmstart.api.configs import (

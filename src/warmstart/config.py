@@ -218,10 +218,16 @@ def layered(
     if config_file:
         explicit = merge(explicit, load_yaml(config_file))
     explicit = merge(explicit, saved or {})
+    explicit.pop(WORKDIR, None)  # a run's config.yaml (as --config too) records it; it is not a setting
     explicit = merge(explicit, flags or {})
     for o in overrides:
         explicit = merge(explicit, parse_override(o))
     return explicit
+
+
+# the working directory a run started in, kept in its config.yaml beside the settings: a --resume from
+# another directory reads the run's relative paths (data, tokenizer, init) from there (commands/*.py)
+WORKDIR = "workdir"
 
 
 def merge(base: dict, extra: dict) -> dict:
@@ -263,22 +269,77 @@ def _looks_numeric(s: str) -> bool:
 
 
 def load_yaml(path: str | Path) -> dict:
+    """A YAML file of config sections as a dict. Refused in one line naming the line: invalid YAML, a
+    ``!!set`` anywhere (a section of keys without values, which would be dropped), a key given twice in one
+    mapping (YAML would keep the last without a word), and a document that is not a mapping."""
     path = Path(path)
     if not path.is_file():
         raise WarmstartError(f"no such config file: {path}", "check the --config path")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+        try:
+            node = loader.get_single_node()
+            _check_nodes(node, path)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise WarmstartError(f"{path} is not valid YAML{where}", "fix the file's syntax") from None
     except UnicodeDecodeError as e:
         raise WarmstartError(f"{path} is not UTF-8 text (byte {e.start})", "save it as UTF-8") from None
+    except RecursionError:
+        raise WarmstartError(
+            f"{path} is nested too deeply to read", "write it as `section: {key: value}`"
+        ) from None
+    if data is None:  # an empty file (or only comments)
+        return {}
     if not isinstance(data, dict):
         raise WarmstartError(
-            f"{path} must hold a mapping of config keys", "write it as `section: {key: value}`"
+            f"{path} must hold a mapping of config keys, not {type(data).__name__}",
+            "write it as `section: {key: value}`",
         )
     return data
+
+
+SET_TAG, MERGE_TAG = "tag:yaml.org,2002:set", "tag:yaml.org,2002:merge"
+
+
+def _check_nodes(root: yaml.Node | None, path: Path) -> None:
+    """Refuse a ``!!set`` and a key given twice in one mapping, anywhere under ``root`` (each node once:
+    aliases are not walked again)."""
+    seen: set[int] = set()
+    todo: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
+    while todo:
+        node, where = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        line = node.start_mark.line + 1
+        if node.tag == SET_TAG:
+            name = f"'{where}'" if where else "the file"
+            raise WarmstartError(
+                f"{path} line {line}: {name} is a !!set (keys without values), not a mapping of config keys",
+                "write it as `section: {key: value}`",
+            )
+        if isinstance(node, yaml.SequenceNode):
+            todo += [(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
+        elif isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if key.tag == MERGE_TAG or not isinstance(key, yaml.ScalarNode):  # `<<: *base` is overridable
+                    todo.append((value, where))
+                    continue
+                dotted = f"{where}.{key.value}" if where else key.value
+                if (key.tag, key.value) in first:
+                    raise WarmstartError(
+                        f"{path} line {key.start_mark.line + 1}: the key '{dotted}' is given twice (first at "
+                        f"line {first[key.tag, key.value]})",
+                        "keep one of them (YAML would keep the last without a word)",
+                    )
+                first[key.tag, key.value] = key.start_mark.line + 1
+                todo.append((value, dotted))
 
 
 def preset_names() -> list[str]:

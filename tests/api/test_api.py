@@ -14,6 +14,7 @@ from tests.helpers.shapes import TINY_MODEL
 from warmstart.api.data import as_source
 from warmstart.data import inline
 from warmstart.errors import WarmstartError
+from warmstart.hub import on_the_fly
 
 FAST = ["train.batch_size=16", "task.max_length=32", "train.progress=false"]
 
@@ -40,7 +41,11 @@ def test_every_in_memory_form_is_the_same_file(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     "data, words",
-    [([], "is empty"), ([1, 2], "item 0 of data is a int"), ({"text": ["a"], "label": []}, "equal-length")],
+    [
+        ([], "is empty"),
+        ([1, 2], r"data\[0\] must be a text.*got an int"),
+        ({"text": ["a"], "label": []}, "equal-length"),
+    ],
 )
 def test_bad_in_memory_data_is_one_clear_error(data, words):
     with pytest.raises(WarmstartError, match=words):
@@ -106,7 +111,8 @@ def test_pretrain_and_tokenizer_from_texts_in_memory(wiki_extracts, tmp_path, mo
     assert result.load().kind == "encoder"
 
 
-def test_finetune_init_and_predict_take_a_transformers_directory(rt_small, tmp_path, capsys):
+def test_finetune_init_and_predict_take_a_transformers_directory(rt_small, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(on_the_fly, "_SAID", set())  # said once per process: an earlier test may have said it
     out = tmp_path / "ft"
     argv = ["finetune", "--init", minilm_dir(), "--dataset", rt_small, "--out", out, "train.steps=2", *FAST]
     code, _, err = run(capsys, *argv, "train.eval_at_start=false")

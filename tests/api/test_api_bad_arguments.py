@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,39 +16,11 @@ import pytest
 import torch
 
 import warmstart
+from tests.api.bad_arguments_by_class import BY_CLASS
+from tests.helpers.api_calls import FAST, bad, ft, pre, tok
 from warmstart.errors import WarmstartError
 
-FAST = ["train.batch_size=16", "task.max_length=32", "train.progress=false"]
 HUGE = "x" * 5_000_000  # a text passed where a path goes
-RECORDS = [{"text": "a warm film", "label": "pos"}, {"text": "a dull film", "label": "neg"}] * 4
-
-
-@dataclass
-class Bad:
-    id: str
-    call: Callable[[SimpleNamespace], object]  # fx: model (an encoder), pre (its run), tmp (empty dir)
-    argument: str  # what the message names, as the caller wrote it
-    kind: type[Exception] = ValueError  # TypeError: the wrong kind of value; ValueError: a wrong value
-
-
-def bad(id: str, call: Callable[[SimpleNamespace], object], argument: str, kind: type = ValueError) -> Bad:
-    return Bad(id, call, argument, kind)
-
-
-def ft(fx: SimpleNamespace, **kwargs) -> object:
-    """A finetune that would run, but for the one wrong argument in ``kwargs``."""
-    given = {"init": fx.pre, "data": RECORDS, "out": fx.tmp / "ft", "steps": 1, **kwargs}
-    return warmstart.finetune(*FAST, **given)
-
-
-def pre(fx: SimpleNamespace, **kwargs) -> object:
-    return warmstart.pretrain(
-        "train.progress=false", out=fx.tmp / "pre", **{"texts": ["a text"] * 8, **kwargs}
-    )
-
-
-def tok(fx: SimpleNamespace, **kwargs) -> object:
-    return warmstart.train_tokenizer(**{"texts": ["a text"] * 8, "out": fx.tmp / "tok", **kwargs})
 
 
 class OnStep:
@@ -174,13 +144,16 @@ def _files(root: Path) -> set[str]:
     return {str(p) for p in root.rglob("*")}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES + BY_CLASS, ids=[c.id for c in CASES + BY_CLASS])
 def test_a_wrong_argument_is_one_line_naming_it_and_nothing_is_written(
-    case, encoder, tiny_pretrained, tmp_path, test_cache
+    case, encoder, tiny_pretrained, tmp_path, test_cache, monkeypatch
 ):
     work = tmp_path / "work"
     work.mkdir()
-    fx = SimpleNamespace(model=encoder, pre=tiny_pretrained, tmp=work)
+    monkeypatch.chdir(work)  # word2vec's default out= lies here: nothing may appear
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a directory\n")
+    fx = SimpleNamespace(model=encoder, pre=tiny_pretrained, tmp=work, file=a_file)
     cache_before, run_before = _files(test_cache), _files(tiny_pretrained)
     with pytest.raises(WarmstartError) as caught:
         case.call(fx)

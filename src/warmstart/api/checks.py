@@ -20,6 +20,7 @@ from typing import Any
 from warmstart.config import short
 from warmstart.data.lines import surrogate_in
 from warmstart.errors import WarmstartError
+from warmstart.numbers import SEED_MAX, number_range
 
 MAX_PATH = 4096  # characters of a whole path (Linux PATH_MAX)
 MAX_NAME = 255  # bytes of one file or directory name (NAME_MAX on every common file system)
@@ -40,14 +41,14 @@ class ArgumentValueError(ArgumentError, ValueError):
 
 
 def _type(fn: str, name: str, must: str, value: Any, example: str) -> ArgumentTypeError:
-    return ArgumentTypeError(f"{fn}: {name} must be {must}, got {_kind(value)}", f"e.g. {example}")
+    return ArgumentTypeError(f"{fn}: {name} must be {must}, got {kind(value)}", f"e.g. {example}")
 
 
 def _value(fn: str, name: str, must: str, value: Any, example: str) -> ArgumentValueError:
     return ArgumentValueError(f"{fn}: {name} must be {must}, got {short(value, 60)}", f"e.g. {example}")
 
 
-def _kind(value: Any) -> str:
+def kind(value: Any) -> str:
     """A value as an error quotes it when its kind is wrong: ``an int (42)``."""
     name = type(value).__name__
     article = "an" if name[:1].lower() in "aeiou" else "a"
@@ -65,8 +66,11 @@ def whole(
     must: str | None = None,
 ) -> Any:
     """A whole number from ``least`` to ``most`` (None too when ``none``); numpy integers count, bools not.
-    ``must``: what the error says it must be, instead of "a whole number" and "at least ``least``"."""
+    ``most`` by default: what the config keys of that name take (numbers.py: a size at most 2**24, a count
+    what torch's int64 holds). ``must``: what the error says it must be, instead of "a whole number" and "at
+    least ``least``"."""
     example = example or f"{name}={max(least, 1)}"
+    most = number_range(name.partition("[")[0])[1] if most is None else most
     if value is None and none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -216,13 +220,15 @@ def texts(fn: str, name: str, value: Any, empty: bool = True) -> tuple[list[str]
 
 
 def seeds(fn: str, name: str, value: Any) -> list[int]:
-    """A list of whole numbers torch can seed with (its range: -2**63 to 2**64 - 1)."""
+    """A list of seeds: whole numbers from 0 to 2**32 - 1, as the config's ``seeds`` (numbers.py)."""
     if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
         raise _type(fn, name, "a list of whole numbers", value, f"{name}=[1, 2, 3]")
     items = list(value)
     if not items:
         raise ArgumentValueError(f"{fn}: {name} is empty", f"e.g. {name}=[1, 2, 3]")
-    return [whole(fn, f"{name}[{i}]", s, -(2**63), 2**64 - 1) for i, s in enumerate(items)]
+    return [
+        whole(fn, f"{name}[{i}]", s, 0, SEED_MAX, example=f"{name}=[1, 2, 3]") for i, s in enumerate(items)
+    ]
 
 
 def names(fn: str, name: str, value: Any) -> list[str]:
@@ -247,11 +253,11 @@ def device(fn: str, name: str, value: Any) -> None:
 # alone hold the ranges of the rates (lr in [0, 1]: train/loop.py; fractions: config.py).
 KEYWORDS = {
     "lr": lambda fn, n, v: number(fn, n, v, example="lr=3e-5"),
-    "epochs": lambda fn, n, v: number(fn, n, v, above=0, example="epochs=3"),
+    "epochs": lambda fn, n, v: number(fn, n, v, above=0, most=1e6, example="epochs=3"),  # steps fit int64
     "batch_size": lambda fn, n, v: whole(fn, n, v, 1, example="batch_size=32"),
     "max_length": lambda fn, n, v: whole(fn, n, v, 1, example="max_length=128"),
     "seeds": seeds,
-    "seed": lambda fn, n, v: whole(fn, n, v, -(2**63), 2**64 - 1, example="seed=1"),
+    "seed": lambda fn, n, v: whole(fn, n, v, 0, SEED_MAX, example="seed=1"),
     "device": device,
     "bf16": flag,
     "fp16": flag,
@@ -259,7 +265,8 @@ KEYWORDS = {
     "gradient_checkpointing": flag,
     "warmup_ratio": lambda fn, n, v: number(fn, n, v, example="warmup_ratio=0.1"),
     "weight_decay": lambda fn, n, v: number(fn, n, v, example="weight_decay=0.01"),
-    "grad_accum": lambda fn, n, v: whole(fn, n, v, 1, example="grad_accum=1"),
+    # an optimizer step loads all its micro-batches at once (train/fit.py): millions would fill the memory
+    "grad_accum": lambda fn, n, v: whole(fn, n, v, 1, 4096, example="grad_accum=8"),
     "eval_every": lambda fn, n, v: whole(fn, n, v, 0, example="eval_every=100"),
     "early_stopping": lambda fn, n, v: whole(fn, n, v, 0, example="early_stopping=3"),
     "steps": lambda fn, n, v: whole(fn, n, v, 0, example="steps=1000"),

@@ -79,7 +79,7 @@ def as_source(data, what: str = "data", fn: str = "finetune") -> str:
     5 MB string, a NUL) is refused as the argument ``what`` of ``fn``."""
     if isinstance(data, str | os.PathLike):
         return checks.path(fn, what, data)
-    rows = rows_of(data, what)
+    rows = rows_of(data, what, fn)
     try:
         text = "".join(json.dumps(row, ensure_ascii=False, default=_plain) + "\n" for row in rows)
     except (TypeError, ValueError) as exc:
@@ -98,17 +98,18 @@ def _form(data) -> str:
     return "dict of columns" if isinstance(data, dict) else type(data).__name__
 
 
-def rows_of(data, what: str) -> list[dict]:
+def rows_of(data, what: str, fn: str = "finetune") -> list[dict]:
     """The records of in-memory ``data``: strings become {"text": ...}, (text, label) pairs
-    {"text", "label"}, a DataFrame or dict of columns one record per row."""
+    {"text", "label"}, a DataFrame or dict of columns one record per row; errors name the argument
+    ``what`` of ``fn``."""
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
-        rows = data.to_dict("records")
+        rows = _unicode(data.to_dict("records"), what, fn)
     elif hasattr(data, "column_names") and hasattr(data, "to_list"):  # a datasets.Dataset
-        rows = data.to_list()
+        rows = _unicode(data.to_list(), what, fn)
     elif isinstance(data, dict):
-        rows = _columns(data, what)
+        rows = _unicode(_columns(data, what), what, fn)
     elif isinstance(data, Iterable):
-        rows = [_row(item, i, what) for i, item in enumerate(data)]
+        rows = [_row(item, i, what, fn) for i, item in enumerate(data)]
     else:
         raise WarmstartError(
             f"{what} is a {type(data).__name__}",
@@ -119,16 +120,27 @@ def rows_of(data, what: str) -> list[dict]:
     return rows
 
 
-def _row(item, i: int, what: str) -> dict:
+def _unicode(rows: list[dict], what: str, fn: str) -> list[dict]:
+    """``rows`` of a table, each refused when it holds text that is not valid Unicode (a lone surrogate)."""
+    for i, row in enumerate(rows):
+        checks.unicode(fn, f"{what} row {i}", row)
+    return rows
+
+
+def _row(item, i: int, what: str, fn: str) -> dict:
+    """One item of a list: a text, a record or a (text, label) pair, as a record of valid Unicode."""
+    where = f"{what}[{i}]"
     if isinstance(item, str):
-        return {"text": item}
+        return {"text": checks.text(fn, where, item)}
     if isinstance(item, dict):
+        checks.unicode(fn, where, item)
         return item
     if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str):
+        checks.unicode(fn, where, {"text": item[0], "label": item[1]})
         return {"text": item[0], "label": item[1]}
-    raise WarmstartError(
-        f"item {i} of {what} is a {type(item).__name__}",
-        'give dicts like {"text": ..., "label": ...}, strings, or (text, label) pairs',
+    raise checks.ArgumentTypeError(
+        f"{fn}: {what}[{i}] must be a text, a dict or a (text, label) pair, got {checks.kind(item)}",
+        'give strings, dicts like {"text": ..., "label": ...}, or (text, label) pairs',
     )
 
 

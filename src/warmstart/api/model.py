@@ -57,7 +57,7 @@ def load(path: PathLike, device: Device | None = None, dtype: torch.dtype | str 
     where: str = checks.path("load", "path", path)
     checks.device("load", "device", device)
     _dtype(dtype)
-    d = resolve_checkpoint(warmstart_dir(where) or where, prefer="best")
+    d = resolve_checkpoint(warmstart_dir(where) or where, prefer="best", use="loading")
     return Model(d, read_config(d), device=device, dtype=dtype)
 
 
@@ -335,8 +335,14 @@ class Model:
     def save(self, directory: PathLike) -> Path:
         """A copy of the model directory (weights, config.json, tokenizer) that ``warmstart.load`` reads."""
         out = Path(checks.path("save", "directory", directory))
+        if out.exists() and not out.is_dir():
+            raise WarmstartError(f"{out} is a file, not a directory", "choose a new directory")
         if out.exists() and any(out.iterdir()):
             raise WarmstartError(f"{out} already exists and is not empty", "choose another directory")
+        if out.resolve() == self.path.resolve() or self.path.resolve() in out.resolve().parents:
+            raise WarmstartError(
+                f"{out} lies inside the model directory {self.path}", "choose one outside it"
+            )
         shutil.copytree(self.path, out, dirs_exist_ok=True)
         return out
 

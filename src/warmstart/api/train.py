@@ -49,6 +49,12 @@ MAX_VOCAB = 1 << 24  # vocab_size of train_tokenizer: far above any real vocabul
 
 def _corpora(fn: str, corpus: PathLike | Iterable[PathLike] | None, texts: Any) -> list[str] | None:
     names = checks.paths(fn, "corpus", corpus)
+    if isinstance(texts, str | bytes | os.PathLike):  # a name or file here would be read as a corpus
+        raise checks.ArgumentValueError(  # as scikit-learn's "iterable over raw text documents expected"
+            f"{fn}: texts must be texts in memory (a list of strings, a DataFrame...), got "
+            f"{checks.kind(texts)}",
+            "one text: texts=['...']; a corpus name or file: corpus='...'",
+        )
     if texts is not None:
         names.append(as_source(texts, "texts", fn))
     return names or None
@@ -260,7 +266,8 @@ def train_tokenizer(
     kind = checks.word(fn, "kind", kind, KINDS)
     vocab_size = checks.whole(fn, "vocab_size", vocab_size, 1, MAX_VOCAB, example="vocab_size=16000")
     min_frequency = checks.whole(fn, "min_frequency", min_frequency, 0, example="min_frequency=2")
-    sentinels = checks.whole(fn, "sentinels", sentinels, 0, none=True, example="sentinels=100")
+    most = max(vocab_size, 1000)  # T5: 100 with 32,000 pieces; many more would take minutes to add
+    sentinels = checks.whole(fn, "sentinels", sentinels, 0, most, none=True, example="sentinels=100")
     text_column = checks.word(fn, "text_column", text_column)
     checks.flag(fn, "overwrite", overwrite)
     names = _corpora(fn, corpus, texts)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.resolve import read_config, resolve_checkpoint
 from warmstart.errors import WarmstartError
 from warmstart.nn.sizing import build_within_memory, check_shapes
 from warmstart.numbers import check_values
@@ -14,35 +14,6 @@ from warmstart.registry import MODELS, TASKS, family_of, lookup
 from warmstart.tasks.base import TaskConfig
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.checkpoint import read_tensors
-
-
-def resolve_checkpoint(path: str | Path, prefer: str = "final") -> Path:
-    """A model directory: the path itself if it holds weights, else RUN/final and RUN/best (in the order
-    ``prefer`` says), else the last step checkpoint."""
-    path = Path(path)
-    order = ["final", "best"] if prefer == "final" else ["best", "final"]
-    candidates = [path] + [path / name for name in order]
-    ckpts = sorted((path / "checkpoints").glob("step-*")) if (path / "checkpoints").is_dir() else []
-    for c in candidates + ckpts[::-1]:
-        if (c / "model.safetensors").is_file() and (c / "config.json").is_file():
-            read_config(c)  # a damaged config.json fails here, in one clear line
-            return c
-    raise WarmstartError(
-        f"no model found in {path}", "pass a run directory or a checkpoint directory from warmstart"
-    )
-
-
-def read_config(d: Path) -> dict:
-    """The config.json of a model directory as a dict; WarmstartError when it is not a JSON object."""
-    try:
-        data = json.loads((d / "config.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-        raise WarmstartError(
-            f"{d / 'config.json'} is not valid JSON ({exc})", "use another checkpoint, or write it again"
-        ) from None
-    if not isinstance(data, dict):
-        raise WarmstartError(f"{d / 'config.json'} does not hold a JSON object", "use another checkpoint")
-    return data
 
 
 def model_config(config_json: dict):
@@ -137,11 +108,11 @@ def load_generator(path: str | Path):
     return model.eval(), Tokenizer.load(d), config_json
 
 
-def load_finetuned(path: str | Path):
+def load_finetuned(path: str | Path, use: str = "using"):
     """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
-    directory. The head, its task options and the label map come from the checkpoint's config.json."""
-
-    d = resolve_checkpoint(path, prefer="best")
+    directory. The head, its task options and the label map come from the checkpoint's config.json.
+    ``use``: the verb of the line that says which checkpoint answers when best/ is missing."""
+    d = resolve_checkpoint(path, prefer="best", use=use)
     config_json = read_config(d)
     card = RunCard.read(config_json)
     if not card.finetuned:

@@ -31,7 +31,7 @@ def evaluate_run(
     """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows).
     ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
     others make the splits as finetuning made them (data/split_files.py)."""
-    unit, task, tokenizer, labels = load_finetuned(run)
+    unit, task, tokenizer, labels = load_finetuned(run, use="evaluating")
     options = options or DataOptions()
     files = {s: f for s, f in (files or {}).items() if f}
     if not dataset and not files:
@@ -110,7 +110,7 @@ class Predictor:
     ({"text"}, {"text", "text_pair"}, {"question", "context"}, {"context", "choices"}, {"tokens"})."""
 
     def __init__(self, run: str, batch_size: int = 64, device: str = "auto", dtype=None):
-        self.unit, self.task, self.tokenizer, self.labels = load_finetuned(run)
+        self.unit, self.task, self.tokenizer, self.labels = load_finetuned(run, use="predicting with")
         self.device = pick_device(device)  # auto: CUDA when there is one
         self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
         self.batch_size = batch_size

@@ -24,6 +24,7 @@ import torch
 from warmstart import config as C
 from warmstart.checkpoints.card import checkpoint_config
 from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config, task_encoder
+from warmstart.checkpoints.workdir import recorded, resumed_paths
 from warmstart.commands.auxiliary import aux_texts, check_aux, joint_training
 from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig, split_files
@@ -136,7 +137,8 @@ def finetune(
     """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
     if resume:  # the same run: flags that would change it are refused
         check = functools.partial(C.from_dict, FinetuneConfig)
-        cfg = C.from_dict(FinetuneConfig, resumed_settings(resume, flags, overrides, check))
+        resumed = resumed_settings(resume, flags, overrides, check)
+        cfg = C.from_dict(FinetuneConfig, resumed_paths(resume, resumed))  # relative paths: where it started
     else:
         explicit = settings(config_file, flags, overrides)
         cfg = C.from_dict(FinetuneConfig, explicit)
@@ -183,7 +185,7 @@ def finetune(
     def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
         root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
         if not resume and ddp.is_main():
-            save_config(root, C.to_dict(cfg))
+            save_config(root, recorded(C.to_dict(cfg)))  # and where it started, for --resume elsewhere
             write_fingerprint(root, fingerprint)
         return root
 

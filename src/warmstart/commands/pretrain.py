@@ -25,6 +25,7 @@ from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.continue_from import check_tokenizer, open_init
 from warmstart.checkpoints.continue_from import load_weights as load_init_weights
 from warmstart.checkpoints.load import backbone, read_config
+from warmstart.checkpoints.workdir import recorded, resumed_paths
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import corpus_texts, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
@@ -93,6 +94,7 @@ def pretrain(
     flags = flags or {}
     if resume:  # the same run: flags that would change it are refused
         explicit = resumed_settings(resume, flags, overrides, lambda e: C.from_dict(config_class(e), e))
+        explicit = resumed_paths(resume, explicit)  # relative paths: from where the run started
         resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
     else:
         resolved, explicit = resolve(preset, config_file, flags, list(overrides))
@@ -122,7 +124,7 @@ def pretrain(
         run_dir = open_run_dir(cfg.out, resume=bool(resume) or not main, overwrite=overwrite)
         try:
             if not resume and main:
-                save_config(run_dir, C.to_dict(cfg))
+                save_config(run_dir, recorded(C.to_dict(cfg)))  # and where it started, for --resume elsewhere
             train, evals, unit, used = _setup(cfg, tokenizer, shards_dir, unit_cls, run_dir)
             fingerprint = shards_fingerprint(used) if main else None
             if resume and main:  # ... and so are shards that are not what the run started on

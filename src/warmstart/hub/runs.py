@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import read_config
+from warmstart.checkpoints.resolve import available, checked, finetuned, pick, problem, read_config
 from warmstart.config import load_yaml
 from warmstart.errors import WarmstartError
 from warmstart.train.rundir import CONFIG_FILE
@@ -37,27 +36,6 @@ class Chosen:
         return f"{self.path} ({self.name}: {self.reason})" if self.name else str(self.path)
 
 
-def _is_model(d: Path) -> bool:
-    return (d / "model.safetensors").is_file() and (d / "config.json").is_file()
-
-
-def _steps(run: Path) -> list[Path]:
-    found = run / "checkpoints"
-    return sorted(p for p in found.glob("step-*") if _is_model(p)) if found.is_dir() else []
-
-
-def _available(run: Path) -> str:
-    names = [n for n in NAMED if _is_model(run / n)] + [p.name for p in _steps(run)]
-    seeds = sorted(p.name for p in run.glob("seed-*") if SEED.fullmatch(p.name))
-    if not names and seeds:  # a run of several seeds: each has its own checkpoints
-        return f"none (it holds one run per seed: pass one of {', '.join(seeds[:4])})"
-    return ", ".join(names) or "none"
-
-
-def _finetuned(d: Path) -> bool:
-    return RunCard.read(read_config(d)).finetuned
-
-
 def _best_info(d: Path) -> str:
     try:
         info = json.loads((d / "best.json").read_text(encoding="utf-8"))
@@ -72,16 +50,17 @@ def _named(run: Path, name: str) -> Path:
     m = STEP.fullmatch(name)
     if m is None:
         raise WarmstartError(
-            f"--checkpoint {name} is not a checkpoint name", f"use best, final or step-N ({_available(run)})"
+            f"--checkpoint {name} is not a checkpoint name", f"use best, final or step-N ({available(run)})"
         )
     return run / "checkpoints" / f"step-{int(m.group(1)):08d}"
 
 
 def choose(run: str | Path, checkpoint: str | None = None) -> Chosen:
     """The checkpoint of ``run`` to export: ``checkpoint`` (best, final, step-N) when given, else the one
-    warmstart uses for the run (module docstring). Missing ones are refused naming those the run has."""
+    warmstart uses for the run (module docstring). Missing ones are refused naming those the run has, and so
+    is one that cannot be loaded (a pickle is never loaded): checkpoints/resolve.py."""
     run = Path(run)
-    if _is_model(run):
+    if problem(run) is None:
         if checkpoint is not None:
             raise WarmstartError(
                 f"{run} is a model directory, not a run: --checkpoint picks one inside a run directory",
@@ -93,31 +72,26 @@ def choose(run: str | Path, checkpoint: str | None = None) -> Chosen:
         raise WarmstartError(f"{run} is not a directory", "pass a run directory or a model directory")
     if checkpoint is not None:
         d = _named(run, checkpoint)
-        if not _is_model(d):
+        if not d.exists():
             raise WarmstartError(
-                f"{run} has no checkpoint {checkpoint}", f"pick one it has: {_available(run)}"
+                f"{run} has no checkpoint {checkpoint}", f"pick one it has: {available(run)}"
             )
-        read_config(d)
+        checked(d, f" ({available(run)})")
         return Chosen(d, d.name, run, _reason(d, chosen=True))
-    for d in [run / "best", run / "final", *_steps(run)[::-1]]:
-        if _is_model(d) and (d.name != "best" or _finetuned(d) or not _is_model(run / "final")):
-            return Chosen(d, d.name, run, _reason(d, chosen=False))
-    raise WarmstartError(
-        f"no model found in {run}",
-        f"pass a run directory or a checkpoint directory from warmstart (here: {_available(run)})",
-    )
+    d, _ = pick(run, prefer="best")  # what predict (a finetune) or finetune --init (a pretraining) loads
+    return Chosen(d, d.name, run, _reason(d, chosen=False))
 
 
 def _reason(d: Path, chosen: bool) -> str:
     if d.name == "best":
-        scored = "; predict, evaluate and test_metrics.json use it" if _finetuned(d) else ""
+        scored = "; predict, evaluate and test_metrics.json use it" if finetuned(d) else ""
         return f"{_best_info(d)}{scored}"
     if d.name == "final":
         if chosen:
             return "the model at the end of training" + (
-                "; test_metrics.json scores best, not this one" if _is_model(d.parent / "best") else ""
+                "; test_metrics.json scores best, not this one" if problem(d.parent / "best") is None else ""
             )
-        if _finetuned(d):
+        if finetuned(d):
             return "the model at the end of training: the run has no best/"
         return "the model at the end of training, as `finetune --init` uses it"
     return "a step checkpoint" + ("" if chosen else ": the run has no best/ or final/ yet")
