@@ -1,0 +1,2 @@
+"""Pretraining: the config classes of `warmstart pretrain` (written out, one per family) and the builder of
+its training unit."""
