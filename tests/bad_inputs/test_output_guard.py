@@ -14,6 +14,8 @@ from tests.helpers.cli import assert_one_line_error, run
 from warmstart.cli.main import build_parser
 from warmstart.cli.outputs import INPUT_DESTS, NOT_PATHS, OUTPUT_DESTS
 
+pytestmark = pytest.mark.integration
+
 OLD_RUNS = Path(__file__).parents[1] / "fixtures" / "old_runs"
 
 # each command that writes: its command line with inputs from the world below; OUT marks the output
@@ -36,6 +38,7 @@ COMMANDS = {
     "word2vec bias": "word2vec bias {vectors} --out OUT",
     "word2vec export": "word2vec export {vectors} --out OUT",
     "study": "study {pre} --data {csv} --out OUT",
+    "search": "search --init {pre} --train-file {csv} --out OUT",
     "report": "report {ft} --out OUT",
     "demo": "demo --out OUT",
 }

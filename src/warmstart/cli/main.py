@@ -38,6 +38,7 @@ COMMANDS = [  # (cli module, its add_<name> function), in the order `warmstart -
     ("word2vec", "add_word2vec"),
     ("serve", "add_serve"),
     ("study", "add_study"),
+    ("search", "add_search"),
     ("study", "add_report"),
     ("study", "add_demo"),
 ]

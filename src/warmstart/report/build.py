@@ -20,6 +20,8 @@ def kind_of(d: Path) -> str:
     """study, word2vec, finetune, pretrain or model (a bare model directory, e.g. an imported checkpoint)."""
     if (d / "study.yaml").is_file():
         return "study"
+    if (d / "search.yaml").is_file():
+        return "search"
     if (d / "vectors.npy").is_file() or _has(d / "metrics.json", "analogy"):
         return "word2vec"
     cfg = R.run_config(d)
@@ -78,6 +80,14 @@ def write_report(target: str | Path, out: str | Path | None = None) -> Path:
 
     check_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "search":
+        from warmstart.report.search_report import write_search_report
+
+        if not (d / "search.json").is_file():
+            raise WarmstartError(
+                f"{d} holds a search that has not finished", "rerun its command to finish it"
+            )
+        return write_search_report(d, out=out)
     if kind == "study":
         page = study_page(d, out)
     else:

@@ -3,6 +3,9 @@
 A callback is any object with some of the methods below; a plain function ``f(step, loss)`` is an
 ``on_step``. Each is called in the process that logs (the first under torchrun):
 
+- ``on_train_begin(info)``: once, before the first step (of this process: a resumed run calls it again),
+  with a dict: ``metric`` and ``mode`` (the validation metric that picks the best model, "max" or "min"),
+  ``run_dir`` and ``step`` (0, or the step a resume starts from);
 - ``on_step(step, loss)``: after every optimizer step (and after that step's evaluation and checkpoint, if
   any), with the step's mean training loss (a float);
 - ``on_log(step, record)``: at the same moment, the step's full record, a dict with ``step``, ``loss``,
@@ -41,7 +44,7 @@ class _StepFunction:
         self.on_step = fn
 
 
-NAMES = ("on_step", "on_log", "on_evaluate", "on_save", "on_train_end")
+NAMES = ("on_train_begin", "on_step", "on_log", "on_evaluate", "on_save", "on_train_end")
 
 
 class BadCallback(WarmstartError, TypeError):

@@ -324,6 +324,8 @@ def fit(
     latest = run.restore(resume)
     run.open_outputs(resume, latest, desc, trackers)
     step = run.state["step"]
+    begin = {"metric": run.metric, "mode": run.mode, "run_dir": str(checkpointer.run_dir), "step": step}
+    notify(run.hooks, "on_train_begin", begin)
     unit.train()
     stop = StopRequest().install()  # SIGTERM/SIGINT: finish the step, checkpoint, raise Stopped
     again = f"warmstart {command} --resume {_resume_dir(checkpointer.run_dir)}"

@@ -1,0 +1,263 @@
+"""`warmstart search`: Optuna trials over finetuning settings, each an ordinary finetune run under
+DIR/trials/, in a study that resumes (study/search_storage.py); then the best configuration and the
+default recipe again with --final-seeds seeds on the test split, and a report (report/search_report.py).
+
+DIR holds search.yaml (the spec), search.db (the study, unless --storage), trials/trial-NNNN/ (the runs),
+default/ and final/ (the seeded re-runs), best (a link to the run that answers: final/'s best seed), and
+search.json + report.html/.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from warmstart.commands.finetune import FinetuneConfig, finetune, resolve
+from warmstart.config import merge
+from warmstart.errors import WarmstartError
+from warmstart.outputs import mark
+from warmstart.paths import refuse_overlap
+from warmstart.study import search_storage as store
+from warmstart.study.cells import WEIGHTS
+from warmstart.study.parallel import run_cells
+from warmstart.study.search_space import open_space, overrides
+from warmstart.study.search_spec import SearchSpec, check_search_dir, save_spec
+from warmstart.train.best_metric import LOWER_IS_BETTER
+from warmstart.train.rundir import abandon, open_run_dir, settle
+
+RESULT_FILE = "search.json"
+
+
+class Pruning:
+    """The callback that reports a trial's validation curve to Optuna and stops a trial it prunes. The step
+    it reports is the evaluation's number (1, 2, ...), the same point of training for every batch size."""
+
+    def __init__(self, trial):
+        self.trial, self.metric, self.evals = trial, None, 0
+
+    def on_train_begin(self, info: dict) -> None:
+        self.metric = info["metric"]
+
+    def on_evaluate(self, step: int, metrics: dict) -> None:
+        import optuna
+
+        value = metrics.get(self.metric)
+        if step == 0 or not isinstance(value, int | float):  # step 0: the untrained model
+            return
+        self.evals += 1
+        self.trial.report(float(value), self.evals)
+        if self.trial.should_prune():
+            raise optuna.TrialPruned(f"pruned at evaluation {self.evals} ({self.metric} {value:.4f})")
+
+
+def _direction(spec: SearchSpec) -> str:
+    """maximize, unless train.metric_for_best_model names a metric where lower is better."""
+    cfg = _config(spec, [])
+    name, greater = cfg.train.metric_for_best_model, cfg.train.greater_is_better
+    if greater is not None:
+        return "maximize" if greater else "minimize"
+    lower = name and any(word in name.lower() for word in LOWER_IS_BETTER)
+    return "minimize" if lower else "maximize"
+
+
+def _config(spec: SearchSpec, extra: list[str]) -> FinetuneConfig:
+    """The finetune config of a trial with settings ``extra``: bad keys and values are refused here."""
+    return resolve(None, {**spec.flags, "init": spec.init}, [*spec.overrides, *extra])
+
+
+def run_trial(spec: SearchSpec, out: Path, trial, params: dict) -> float:
+    """Finetune one configuration (``repeats`` seeds unless ``seed`` is a dimension); the mean of the best
+    validation scores. Raises optuna.TrialPruned when the pruner stops it."""
+    run_dir = out / "trials" / f"trial-{trial.number:04d}"
+    seeds = [] if "seed" in params else [f"seeds={list(range(1, spec.repeats + 1))}"]
+    flags = _flags(spec, run_dir, breakdown=False)
+    trial.set_user_attr("run_dir", str(run_dir.relative_to(out)))
+    start = time.perf_counter()
+    try:
+        result = finetune(
+            None, flags, [*spec.overrides, *overrides(params), *seeds], overwrite=True, hooks=[Pruning(trial)]
+        )
+    finally:
+        trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
+        if not spec.keep_models:
+            _drop_weights(run_dir)
+    values = [r["test_metrics"]["best_validation"] for r in result["runs"].values()]
+    trial.set_user_attr("metric", next(iter(result["runs"].values()))["test_metrics"]["metric"])
+    trial.set_user_attr("seed_values", values)
+    return sum(values) / len(values)
+
+
+def _flags(spec: SearchSpec, run_dir: Path, **more) -> dict:
+    """The finetune flags of one run of the search: the command's, the model, the directory, no bar."""
+    return merge(spec.flags, {"init": spec.init, "out": str(run_dir), "train": {"progress": False}, **more})
+
+
+def _drop_weights(run_dir: Path) -> None:
+    for d in [run_dir, *run_dir.glob("seed-*")]:
+        for name in WEIGHTS:
+            shutil.rmtree(d / name, ignore_errors=True)
+
+
+def work(spec: SearchSpec, out: Path, direction: str) -> int:
+    """One worker: ask, run and tell trials until the study holds ``spec.trials``; the number it ran."""
+    import optuna
+    from optuna.trial import TrialState
+
+    space, study, ran = open_space(spec.space), store.open_study(spec, out, direction), 0
+    while True:
+        with store.asking(spec, out):
+            for number in store.fail_dead(study):
+                print(f"search: trial {number} was killed with its process: it runs again", file=sys.stderr)
+            if store.counted(study) >= spec.trials:
+                return ran
+            if space.grid and not store.waiting(study):  # a retry waits: it is asked first
+                point = store.next_point(study, space, spec.sampler_seed)
+                if point is None:
+                    return ran
+                study.enqueue_trial(point, skip_if_exists=False)
+            trial = study.ask()
+            store.claim(trial)
+        params = {d.key: d.suggest(trial) for d in space.dims}
+        with store.beating(study, trial):
+            try:
+                value = run_trial(spec, out, trial, params)
+            except optuna.TrialPruned as pruned:
+                study.tell(trial, state=TrialState.PRUNED)
+                print(f"search: trial {trial.number} {pruned}", file=sys.stderr)
+            except BaseException:
+                study.tell(trial, state=TrialState.FAIL)
+                raise
+            else:
+                study.tell(trial, value)
+                print(
+                    f"search: trial {trial.number} {_shown(params)}: validation {value:.4f}", file=sys.stderr
+                )
+        ran += 1
+
+
+def _shown(params: dict) -> str:
+    return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def _work_in_process(spec_dict: dict, out: str, direction: str) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return work(SearchSpec(**spec_dict), Path(out), direction)
+
+
+def _seeded(spec: SearchSpec, out: Path, name: str, params: dict | None) -> dict:
+    """The default recipe (``params`` None) or the best configuration, once per final seed, into
+    DIR/``name`` with the test split scored; finished runs are read back."""
+    run_dir, seeds = out / name, list(range(1, spec.final_seeds + 1))
+    if (run_dir / "search_run.json").is_file():
+        return json.loads((run_dir / "search_run.json").read_text())
+    chosen = {k: v for k, v in (params or {}).items() if k != "seed"}
+    flags = _flags(spec, run_dir)
+    result = finetune(None, flags, [*spec.overrides, *overrides(chosen), f"seeds={seeds}"], overwrite=True)
+    runs = {int(s): r["test_metrics"] for s, r in result["runs"].items()}
+    metric = next(iter(runs.values()))["metric"]
+    best_seed = max(runs, key=lambda s: runs[s]["best_validation"])
+    summary = {
+        "params": chosen,
+        "metric": metric,
+        "seeds": {
+            s: {"validation": r["best_validation"], "test": r["test"][metric]} for s, r in runs.items()
+        },
+        "run_dir": name,
+        "best_seed_dir": name if len(runs) == 1 else f"{name}/seed-{best_seed}",
+    }
+    (run_dir / "search_run.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _link_best(out: Path, target: str) -> None:
+    link = out / "best"
+    if link.is_symlink() or link.exists():
+        if not link.is_symlink():
+            raise WarmstartError(f"{link} exists and is not the search's link", "move it away and rerun")
+        link.unlink()
+    link.symlink_to(target, target_is_directory=True)
+
+
+def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, report: bool = True) -> dict:
+    """Run (or resume) the search into ``out``; returns search.json's dict."""
+    try:
+        import optuna  # noqa: F401 - a missing optuna is one line before anything is written
+    except ImportError:
+        raise WarmstartError("warmstart search needs optuna", 'pip install "warmstart[search]"') from None
+
+    out = Path(out)
+    refuse_overlap(out, {"--init": spec.init, "--space": spec.space if Path(spec.space).exists() else None})
+    space = open_space(spec.space)
+    for point in space.points(0)[:1] or [{d.key: d.low for d in space.dims}]:
+        _config(spec, overrides(point))  # an unknown key or a bad value in the space, before any work
+    if space.grid and spec.trials > space.size():
+        print(
+            f"search: {space.name} has {space.size()} configurations: {space.size()} trials", file=sys.stderr
+        )
+    direction = _direction(spec)
+    state = check_search_dir(out, spec, overwrite)
+    if state == "replace":
+        open_run_dir(out, overwrite=True, kind="search")
+    out.mkdir(parents=True, exist_ok=True)
+    mark(out, "search")
+    save_spec(out, spec)
+    print(f"search: {space.describe()}; {spec.trials} trials in {spec.storage_url(out)}", file=sys.stderr)
+    try:
+        jobs = [(i, (spec.to_dict(), str(out), direction)) for i in range(spec.workers)]
+        if spec.workers == 1:
+            work(spec, out, direction)
+        else:
+            run_cells(jobs, spec.workers, _work_in_process, lambda key, ran: None)
+        settle(out)
+    except BaseException:
+        abandon(out)
+        raise
+    return finish(spec, out, direction, report)
+
+
+def finish(spec: SearchSpec, out: Path, direction: str, report: bool = True) -> dict:
+    """The seeded re-runs, the link to the best run, search.json and the report."""
+    from optuna.trial import TrialState
+
+    study = store.open_study(spec, out, direction)
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if not done:
+        raise WarmstartError(f"no trial of {out} finished", "see the lines above; rerun to resume the search")
+    best = study.best_trial
+    result = {
+        "spec": spec.to_dict(),
+        "direction": direction,
+        "metric": best.user_attrs.get("metric"),
+        "best": {"number": best.number, "params": best.params, "validation": best.value},
+        "trials": [_row(t) for t in study.get_trials(deepcopy=False) if t.state.is_finished()],
+    }
+    if spec.default:
+        result["default"] = _seeded(spec, out, "default", None) if spec.final_seeds else None
+    if spec.final_seeds:
+        result["final"] = _seeded(spec, out, "final", best.params)
+        _link_best(out, result["final"]["best_seed_dir"])
+    else:
+        _link_best(out, best.user_attrs["run_dir"])
+    (out / RESULT_FILE).write_text(json.dumps(result, indent=1))
+    if report:
+        from warmstart.report.search_report import write_search_report
+
+        result["report"] = str(write_search_report(out, result))
+    return result
+
+
+def _row(t) -> dict:
+    return {
+        "number": t.number,
+        "state": t.state.name.lower(),
+        "params": t.params,
+        "value": t.value,
+        "intermediate": {int(k): v for k, v in t.intermediate_values.items()},
+        "seconds": t.user_attrs.get("seconds"),
+        "retry_of": t.user_attrs.get("retry_of"),
+        "run_dir": t.user_attrs.get("run_dir"),
+    }
