@@ -102,6 +102,8 @@ class _Fit:
         )
         self.new_window()
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
+        begin = {"metric": self.metric, "mode": self.mode, "run_dir": str(self.ckpt.run_dir)}
+        notify(self.hooks if main else [], "on_train_begin", {**begin, "step": self.state["step"]})
 
     def new_window(self) -> None:
         """Start counting tokens, wall time and batch waits for the next logged window."""
@@ -324,8 +326,6 @@ def fit(
     latest = run.restore(resume)
     run.open_outputs(resume, latest, desc, trackers)
     step = run.state["step"]
-    begin = {"metric": run.metric, "mode": run.mode, "run_dir": str(checkpointer.run_dir), "step": step}
-    notify(run.hooks, "on_train_begin", begin)
     unit.train()
     stop = StopRequest().install()  # SIGTERM/SIGINT: finish the step, checkpoint, raise Stopped
     again = f"warmstart {command} --resume {_resume_dir(checkpointer.run_dir)}"
