@@ -235,7 +235,7 @@ def _seq2seq_side(unit, model) -> tuple[Callable, Callable]:
 def span(preset: str, batch: int, seq: int, device) -> Row:
     import transformers
 
-    from warmstart.hub.families import config_to_hf
+    from warmstart.hub.families.configs import config_to_hf
     from warmstart.models.t5 import T5Config, T5Model
     from warmstart.objectives.span_corruption import (
         SpanCorruption,
@@ -277,7 +277,7 @@ def span(preset: str, batch: int, seq: int, device) -> Row:
 def denoise(preset: str, batch: int, seq: int, device) -> Row:
     import transformers
 
-    from warmstart.hub.families import config_to_hf
+    from warmstart.hub.families.configs import config_to_hf
     from warmstart.models.bart import BartConfig, BartModel
     from warmstart.objectives.denoising import Denoising, DenoisingCollator, DenoisingConfig
 

@@ -133,7 +133,7 @@ class TrainerSide:
 def inference(batch: int, device) -> Row:
     import transformers
 
-    from warmstart.checkpoints.predict import predict_lines
+    from warmstart.inference.predict import predict_lines
 
     hf_dir, ours_dir = classifier_dir()
     texts, _ = snippets()

@@ -35,21 +35,19 @@ def pytest_unconfigure(config):
     shutil.rmtree(_ROOT, ignore_errors=True)
 
 
+# folders whose tests run the command line or whole runs (subprocesses, pretrain/finetune/demo, a
+# server): every test in them is ``integration``; a test file elsewhere that runs whole runs says so itself
+INTEGRATION_FOLDERS = {"cli", "commands", "gpu", "serve"}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark ``integration`` every test that runs the command line or a whole run, so that
-    ``pytest -m "not integration and not slow"`` is the unit suite.
-
-    The rule (tests/helpers/markers.py): a test is integration when its function, a fixture it uses
-    (directly or through other fixtures: ``tiny_pretrained``, ``tiny_finetuned``, the serve and study runs,
-    ``cli_baseline``, ...), or a test helper either calls, calls ``warmstart.cli.main.main``, starts a
-    subprocess (``python -m warmstart``, torchrun, ``warmstart serve``), or calls a whole command: pretrain,
-    finetune, study or demo (``warmstart.commands``). Read from the code, not from file names: a test that
-    only builds a tiny model, tokenizer or shards, or calls a piece of a command, stays a unit test.
+    """Mark ``integration`` every test under a folder of INTEGRATION_FOLDERS, so that
+    ``pytest -m "not integration and not slow"`` is the unit suite. Elsewhere, a test file whose tests run the
+    command line, a subprocess or a whole run marks itself: ``pytestmark = pytest.mark.integration``.
     """
-    from tests.helpers.markers import is_integration
-
+    here = Path(__file__).parent
     for item in items:
-        if is_integration(item):
+        if here in item.path.parents and item.path.relative_to(here).parts[0] in INTEGRATION_FOLDERS:
             item.add_marker(pytest.mark.integration)
 
 

@@ -4,8 +4,8 @@ import pytest
 
 from warmstart import config as C
 from warmstart import numbers as N
-from warmstart.checkpoints.build import PretrainConfig, resolve
 from warmstart.errors import WarmstartError
+from warmstart.pretraining.config import PretrainConfig, resolve
 
 
 def test_precedence_preset_file_flags_overrides(tmp_path):
@@ -123,10 +123,10 @@ def test_the_rule_of_a_key_comes_from_its_name():
 
 def every_config_class():
     """The config classes the commands read with from_dict (every family's pretraining config)."""
-    from warmstart.checkpoints.build import config_class
     from warmstart.commands.finetune import FinetuneConfig
     from warmstart.commands.prompt import PromptConfig
     from warmstart.generation.decode import GenerationConfig
+    from warmstart.pretraining.config import config_class
     from warmstart.registry import MODELS
     from warmstart.word2vec.run import Word2VecRunConfig
 

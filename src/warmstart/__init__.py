@@ -96,8 +96,6 @@ _interrupt_until_main()
 
 from typing import TYPE_CHECKING  # noqa: E402 - after the handler above
 
-from warmstart import word2vec  # noqa: E402, F401 - the package is callable: warmstart.word2vec(...) trains
-
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name loads on first use (below)
     from warmstart.api.configs import (
         DataConfig,
@@ -110,7 +108,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name load
     )
     from warmstart.api.model import Model, load
     from warmstart.api.run import Run, open_run
-    from warmstart.api.train import finetune, pretrain, train_tokenizer
+    from warmstart.api.search import search
+    from warmstart.api.train import finetune, pretrain, train_tokenizer, train_word2vec
     from warmstart.errors import Stopped as Interrupted
     from warmstart.errors import WarmstartError
     from warmstart.train.callbacks import StopTraining
@@ -134,8 +133,9 @@ __all__ = [
     "load",
     "open_run",
     "pretrain",
+    "search",
     "train_tokenizer",
-    "word2vec",
+    "train_word2vec",
 ]
 # name -> "module" or "module:attribute" that defines it, imported on first use (by name: the package's
 # own modules import ``warmstart`` for __version__ without pulling the API layers in)
@@ -150,6 +150,8 @@ _WHERE = {
     "finetune": "warmstart.api.train",
     "pretrain": "warmstart.api.train",
     "train_tokenizer": "warmstart.api.train",
+    "train_word2vec": "warmstart.api.train",
+    "search": "warmstart.api.search",
     "DataConfig": "warmstart.api.configs",
     "FinetuneConfig": "warmstart.api.configs",
     "GenerationConfig": "warmstart.api.configs",

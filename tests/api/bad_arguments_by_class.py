@@ -9,6 +9,7 @@ written: rows of the table in test_api_bad_arguments.py."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -20,7 +21,9 @@ BY_CLASS = [
     # texts and records in memory: valid Unicode, named by their place
     bad("pretrain-texts-surrogate", lambda fx: pre(fx, texts=["fine", "a \ud800"]), "texts[1]"),
     bad("tokenizer-texts-surrogate", lambda fx: tok(fx, texts=["fine", "\udfff b"]), "texts[1]"),
-    bad("word2vec-texts-surrogate", lambda fx: warmstart.word2vec(texts=["a b", "\ud800 c"]), "texts[1]"),
+    bad(
+        "word2vec-texts-surrogate", lambda fx: warmstart.train_word2vec(texts=["a b", "\ud800 c"]), "texts[1]"
+    ),
     bad(
         "finetune-record-surrogate",
         lambda fx: ft(fx, data=[*RECORDS, {"text": "x \ud800", "label": "pos"}]),
@@ -45,7 +48,7 @@ BY_CLASS = [
     # a string or path as texts: not a corpus name in disguise
     bad("pretrain-texts-a-corpus-name", lambda fx: pre(fx, texts="wiki-leads"), "texts"),
     bad("tokenizer-texts-one-string", lambda fx: tok(fx, texts="one text"), "texts"),
-    bad("word2vec-texts-a-path", lambda fx: warmstart.word2vec(texts=Path("corpus.txt")), "texts"),
+    bad("word2vec-texts-a-path", lambda fx: warmstart.train_word2vec(texts=Path("corpus.txt")), "texts"),
     # numbers past the range of the config key of that name
     bad("finetune-seed-negative", lambda fx: ft(fx, seed=-1), "seed"),
     bad("finetune-seed-past-2-32", lambda fx: ft(fx, seed=2**32), "seed"),
@@ -67,4 +70,15 @@ BY_CLASS = [
     bad(
         "save-into-itself", lambda fx: fx.model.save(fx.model.path / "x"), "inside the model", WarmstartError
     ),
+    # search: its counts, its space, its settings
+    bad("search-trials-zero", lambda fx: srch(fx, trials=0), "trials"),
+    bad("search-workers-a-float", lambda fx: srch(fx, workers=1.5), "workers", TypeError),
+    bad("search-space-a-number", lambda fx: srch(fx, space=3), "space", TypeError),
+    bad("search-setting-not-key-value", lambda fx: srch(fx, dotted=("lr",)), "KEY=VALUE"),
+    bad("search-unknown-space", lambda fx: srch(fx, space="bert-grod"), "bert-grod", WarmstartError),
 ]
+
+
+def srch(fx: SimpleNamespace, dotted: tuple = (), **kwargs) -> object:
+    """A search that would run, but for the one wrong argument in ``kwargs``."""
+    return warmstart.search(*dotted, **{"init": fx.pre, "data": RECORDS, "out": fx.tmp / "s", **kwargs})

@@ -126,7 +126,7 @@ def test_finetune_init_and_predict_take_a_transformers_directory(rt_small, tmp_p
 
 def test_word2vec_from_texts_in_memory(wiki_extracts, tmp_path, monkeypatch):
     monkeypatch.setenv("WARMSTART_CACHE", str(tmp_path / "cache"))
-    result = warmstart.word2vec(
+    result = warmstart.train_word2vec(
         texts=wiki_extracts[:400], out=tmp_path / "w2v", dim=16, epochs=1, min_count=2
     )
     assert result.command == "word2vec" and result.metrics["train"]["vocab_size"] > 500

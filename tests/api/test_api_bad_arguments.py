@@ -20,6 +20,8 @@ from tests.api.bad_arguments_by_class import BY_CLASS
 from tests.helpers.api_calls import FAST, bad, ft, pre, tok
 from warmstart.errors import WarmstartError
 
+pytestmark = pytest.mark.integration
+
 HUGE = "x" * 5_000_000  # a text passed where a path goes
 
 
@@ -131,7 +133,7 @@ CASES = [
     bad("tokenizer-min-frequency-negative", lambda fx: tok(fx, min_frequency=-1), "min_frequency"),
     bad("tokenizer-out-empty", lambda fx: tok(fx, out=""), "out"),
     bad("tokenizer-corpus-5mb", lambda fx: tok(fx, texts=None, corpus=HUGE), "corpus"),
-    bad("word2vec-out-with-a-nul", lambda fx: warmstart.word2vec(texts=["a b"], out="w\0"), "out"),
+    bad("word2vec-out-with-a-nul", lambda fx: warmstart.train_word2vec(texts=["a b"], out="w\0"), "out"),
 ]
 
 
@@ -168,9 +170,9 @@ def test_a_wrong_argument_is_one_line_naming_it_and_nothing_is_written(
 
 
 def test_every_public_function_and_method_has_a_row():
-    called = {c.id.split("-")[0] for c in CASES}
+    called = {c.id.split("-")[0] for c in CASES + BY_CLASS}
     methods = {"predict", "encode", "similarity", "fill", "generate", "to", "save", "export"}
-    functions = {"load", "open", "finetune", "pretrain", "tokenizer", "word2vec"}
+    functions = {"load", "open", "finetune", "pretrain", "tokenizer", "word2vec", "search"}
     assert methods | functions <= called
 
 

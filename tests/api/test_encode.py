@@ -10,6 +10,8 @@ import pytest
 from tests.helpers.cli import run
 from tests.helpers.models import minilm_dir
 
+pytestmark = pytest.mark.integration
+
 TEXTS = [
     "A man is eating food.",
     "The new movie is awesome, if a little long.",

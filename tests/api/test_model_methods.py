@@ -13,6 +13,8 @@ from tests.helpers.cli import run
 from tests.helpers.models import minilm_dir
 from warmstart.errors import WarmstartError
 
+pytestmark = pytest.mark.integration
+
 REVIEWS = ["A warm, funny and moving film.", "Dull and far too long.", "fine"]
 SENTENCES = ["A man is eating food.", "A man eats a meal.", "The new movie is awesome.", "short"]
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "own_csv_files.py"

@@ -14,6 +14,8 @@ from tests.helpers.cli import assert_one_line_error, run
 from warmstart.api.data import data_section
 from warmstart.errors import WarmstartError
 
+pytestmark = pytest.mark.integration
+
 FAST = ["train.batch_size=16", "task.max_length=32", "train.progress=false", "train.eval_at_start=false"]
 SPLITS = ("train", "validation", "test")
 

@@ -13,10 +13,10 @@ import warmstart
 from warmstart import config as C
 from warmstart.api.python_errors import python_text, translate
 from warmstart.api.settings import KEYWORDS
-from warmstart.checkpoints.build import PretrainConfig
 from warmstart.commands.finetune import FinetuneConfig
 from warmstart.data.options import FinetuneDataConfig
 from warmstart.errors import Stopped, WarmstartError
+from warmstart.pretraining.config import PretrainConfig
 from warmstart.tasks.base import TaskConfig
 from warmstart.train.callbacks import StopTraining
 from warmstart.train.loop import TrainConfig

@@ -9,6 +9,8 @@ from warmstart import config as C
 from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 
+pytestmark = pytest.mark.integration
+
 REFUSED = [
     ("duplicate-nested", "train:\n  lr: 0.1\n  steps: 3\n  lr: 0.2\n", ["line 4", "'train.lr'", "line 2"]),
     ("duplicate-top", "epochs: 1\ntask: {name: tagging}\nepochs: 2\n", ["line 3", "'epochs'", "line 1"]),

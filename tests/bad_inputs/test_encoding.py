@@ -1,7 +1,11 @@
 """Text that is not UTF-8 given to predict: the bad bytes are replaced and said once on stderr (as every
 data reader says it), never dropped in silence."""
 
+import pytest
+
 from tests.helpers.cli import run
+
+pytestmark = pytest.mark.integration
 
 
 def test_predict_says_when_input_lines_were_not_utf8(tiny_finetuned, tmp_path, capsys):

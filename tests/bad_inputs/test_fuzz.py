@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warmstart import config as C
-from warmstart.checkpoints.build import config_class
 from warmstart.commands.finetune import FinetuneConfig
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig
+from warmstart.pretraining.config import config_class
 from warmstart.word2vec import io as vectors_io
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,6 +110,6 @@ OBJECTS = st.dictionaries(FIELDS, JSON, max_size=4).map(json.dumps)
 @FAST
 @given(line=st.one_of(SYNTAX, OBJECTS), kind=st.sampled_from(["labeled", "tagging", "qa", "choice"]))
 def test_prediction_input_lines(line, kind):
-    from warmstart.checkpoints.predict import parse_record
+    from warmstart.inference.records import parse_record
 
     ok_or_clear_error(lambda: parse_record(line, 1, kind))

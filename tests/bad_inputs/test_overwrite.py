@@ -9,6 +9,8 @@ import pytest
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.runs import pretrain_argv, run_args
 
+pytestmark = pytest.mark.integration
+
 
 def snapshot(root):
     """Every file under ``root`` (and its hidden siblings' absence) as {relative path: bytes}."""

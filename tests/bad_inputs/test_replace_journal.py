@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import run
+
+pytestmark = pytest.mark.integration
 
 OLD_RUN = Path(__file__).parents[1] / "fixtures" / "old_runs" / "finetuned"
 

@@ -16,6 +16,8 @@ from tests.helpers.runs import Interrupt, run_args, stop_at
 from warmstart.commands.finetune import finetune
 from warmstart.commands.pretrain import pretrain
 
+pytestmark = pytest.mark.integration
+
 
 def snapshot(root):
     return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

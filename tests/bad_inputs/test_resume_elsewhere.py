@@ -13,6 +13,8 @@ import yaml
 from tests.helpers.shapes import TINY_MODEL
 from warmstart.cli.main import main
 
+pytestmark = pytest.mark.integration
+
 FINETUNE = ["train.steps=4", "train.eval_every=2", "train.save_every=2", "train.keep_last=2",
             "train.batch_size=16", "task.max_length=32", "train.progress=false"]  # fmt: skip
 PRETRAIN = TINY_MODEL + ["train.steps=4", "train.eval_every=2", "train.save_every=2", "train.keep_last=2",

@@ -14,6 +14,8 @@ import torch
 
 import warmstart
 
+pytestmark = pytest.mark.integration
+
 SCRIPT = Path(sys.executable).with_name("warmstart")
 HF_CONFIG = {"model_type": "bert", "vocab_size": 1000, "hidden_size": 32, "num_hidden_layers": 1}
 

@@ -6,6 +6,8 @@ import pytest
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.shapes import SHAPES
 
+pytestmark = pytest.mark.integration
+
 HUGE = 2**70
 
 

@@ -15,6 +15,8 @@ from tests.bad_inputs.cases import CASES
 from tests.bad_inputs.faults import FAULTS
 from warmstart.cli.main import main
 
+pytestmark = pytest.mark.integration
+
 PROGRESS = re.compile(r"\[\d\d:\d\d")  # a tqdm bar ("tokenizing train: 0.00B [00:00, ?B/s]") is no message
 ERROR = re.compile(r"^(warmstart[\w -]*: )?error: ")  # the parser's line names the command first
 SCRIPT = Path(sys.executable).with_name("warmstart")

@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from warmstart.checkpoints.features import embed
 from warmstart.checkpoints.load import load_encoder
 from warmstart.cli.main import main
 from warmstart.commands.probe import accuracy, fit_probe
 from warmstart.errors import WarmstartError
+from warmstart.inference.encode import embed
 from warmstart.nn.pooling import check_layer
 from warmstart.tasks.base import encoder_inputs
+
+pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize(

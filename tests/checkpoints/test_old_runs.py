@@ -12,9 +12,9 @@ import torch
 from warmstart.checkpoints.card import RunCard, checkpoint_config
 from warmstart.checkpoints.continue_from import open_init
 from warmstart.checkpoints.load import load_encoder, load_finetuned
-from warmstart.checkpoints.predict import predict_lines
 from warmstart.data.catalog import open_dataset
 from warmstart.hub.convert import export_hf
+from warmstart.inference.predict import predict_lines
 from warmstart.tasks.base import TaskConfig
 
 OLD = Path(__file__).parents[1] / "fixtures" / "old_runs"

@@ -16,6 +16,8 @@ from tests.helpers.cli import assert_one_line_error
 from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 
+pytestmark = pytest.mark.integration
+
 TEXTS = ["A warm, funny film.", "Dull and far too long.", "The cast is wonderful."]
 
 

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
+from warmstart.analysis.cloze_probes import PROBES
 from warmstart.cli.main import main
-from warmstart.commands.cloze_probes import PROBES
 from warmstart.report.demo_sections import median, spread
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from warmstart.checkpoints.fill_mask import FillMask
 from warmstart.cli.main import main
+from warmstart.inference.fill_mask import FillMask
 
 TEXT = "The city is the [MASK] of the region and lies on the [MASK] river."
 

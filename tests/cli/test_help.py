@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from warmstart.checkpoints.build import PretrainConfig
 from warmstart.cli.main import build_parser, main
 from warmstart.config import all_keys
+from warmstart.pretraining.config import PretrainConfig
 
 
 def test_pretrain_help_lists_every_config_key_and_preset(capsys):

@@ -49,8 +49,7 @@ def test_joint_run_saves_the_task_model_alone(tiny_pretrained, rt_small, tmp_pat
 def build_joint(init, data, tmp_path, extra):
     """(joint unit, its batches, the task unit, the encoder) as finetune builds them, batch 16, seed 0."""
     from warmstart.checkpoints.load import load_encoder
-    from warmstart.commands.auxiliary import joint_training
-    from warmstart.commands.finetune import resolve
+    from warmstart.commands.finetune import joint_training, resolve
     from warmstart.registry import TASKS
 
     cfg = resolve(None, flags(init, data, tmp_path / "x"), FAST + ["aux.objectives=mlm", *extra])

@@ -358,7 +358,7 @@ def test_squad_text_with_a_surrogate_is_refused(tmp_path):
 
 
 def test_predict_input_with_a_surrogate_is_refused():
-    from warmstart.checkpoints.predict import parse_record
+    from warmstart.inference.records import parse_record
 
     with pytest.raises(WarmstartError, match=r"line 3 of the input: .*unpaired surrogate \(\\ud800\)"):
         parse_record(r'{"text": "\ud800"}', 3, "labeled")

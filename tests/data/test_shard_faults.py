@@ -16,6 +16,8 @@ from warmstart.data import shard_writer
 from warmstart.data.shard_writer import prepare_shards
 from warmstart.tokenization.tokenizer import Tokenizer
 
+pytestmark = pytest.mark.integration
+
 
 def hidden(directory):
     return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))

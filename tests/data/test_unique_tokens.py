@@ -12,6 +12,8 @@ from tests.helpers.shapes import TINY_MODEL
 from warmstart.commands.pretrain import pretrain
 from warmstart.data.shards import TokenShards
 
+pytestmark = pytest.mark.integration
+
 WIDTH, BATCH = 30, 8  # data.seq_len=32 less [CLS] and [SEP]; windows per micro-batch
 
 

@@ -9,5 +9,4 @@
 - ``runs``: whole runs: pretrain/finetune/study argument lists, and `warmstart pretrain` in a subprocess.
 - ``dist``: torchrun (or one plain process) in a subprocess, for the distributed tests.
 - ``serve``: `warmstart serve` in a subprocess.
-- ``markers``: the rule that marks a test ``integration`` (tests/conftest.py applies it).
 """

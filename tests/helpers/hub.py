@@ -9,8 +9,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from warmstart.checkpoints.build import PretrainConfig
 from warmstart.checkpoints.load import model_config
+from warmstart.pretraining.config import PretrainConfig
 from warmstart.registry import OBJECTIVES
 from warmstart.tokenization.tokenizer import Tokenizer
 

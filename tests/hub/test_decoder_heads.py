@@ -16,6 +16,8 @@ from tests.helpers.runs import pretrain_family
 from warmstart.checkpoints.load import load_finetuned
 from warmstart.hub.convert import export_hf
 
+pytestmark = pytest.mark.integration
+
 TOL = 1e-4
 BASE = {"gpt2": "GPT2", "t5": "T5", "bart": "Bart"}
 TEXTS = ["a gorgeous , witty film .", "the plot is a mess and the acting is worse .", "fine ."]

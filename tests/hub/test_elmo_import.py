@@ -14,6 +14,8 @@ from tests.helpers.hub import load_unit
 from warmstart.checkpoints.load import load_encoder
 from warmstart.hub.elmo_release import read_options, read_weights
 
+pytestmark = pytest.mark.integration
+
 h5py = pytest.importorskip("h5py")
 
 FILTERS = [[1, 4], [3, 8]]

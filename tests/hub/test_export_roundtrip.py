@@ -13,14 +13,15 @@ from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.data import choice_records
 from tests.helpers.hub import conll, finetune_run, hf_dir, sentence_pairs, tiny_task_model, write_csv
 from warmstart.checkpoints.load import load_finetuned
-from warmstart.checkpoints.predict import parse_record, predict_lines
 from warmstart.hub.convert import export_hf, import_hf
 from warmstart.hub.runs import choose
+from warmstart.inference.predict import predict_lines
+from warmstart.inference.records import parse_record
 from warmstart.tasks.qa_decode import decode
 from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
-pytestmark = pytest.mark.parity
+pytestmark = [pytest.mark.integration, pytest.mark.parity]
 TOL = 1e-5
 
 

@@ -18,6 +18,8 @@ from warmstart.tokenization import leftovers
 from warmstart.word2vec import io as vector_io
 from warmstart.word2vec.vectors import WordVectors
 
+pytestmark = pytest.mark.integration
+
 OLD_RUN = Path(__file__).parents[1] / "fixtures" / "old_runs" / "pretrained"  # a tiny pretrained BERT run
 MARKER = ".warmstart"
 

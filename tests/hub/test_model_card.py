@@ -14,6 +14,8 @@ from tests.helpers.hub import finetune_run
 from warmstart.hub.card_names import public
 from warmstart.hub.convert import export_hf
 
+pytestmark = pytest.mark.integration
+
 hub = pytest.importorskip("huggingface_hub")
 from huggingface_hub import ModelCard  # noqa: E402
 from huggingface_hub.repocard_data import model_index_to_eval_results  # noqa: E402

@@ -17,7 +17,7 @@ from warmstart.hub.convert import export_hf, import_hf
 from warmstart.tokenization.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
-pytestmark = pytest.mark.parity
+pytestmark = [pytest.mark.integration, pytest.mark.parity]
 TOL = 1e-4
 GAPS = {}  # the largest difference each test saw, printed with -s
 

@@ -18,6 +18,8 @@ from warmstart.word2vec import io as vector_io
 from warmstart.word2vec.vectors import WordVectors
 from warmstart.word2vec.words import tokenize
 
+pytestmark = pytest.mark.integration
+
 FT = ["--epochs", "2", "task.max_length=48", "train.batch_size=16", "train.progress=false", "train.lr=3e-3"]
 
 

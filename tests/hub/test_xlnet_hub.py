@@ -167,7 +167,7 @@ def test_an_xlnet_with_only_spiece_model_imports(tmp_path):
 def test_fill_mask_reads_the_query_stream_as_transformers_does(xlnet_pretrained, tmp_path, capsys):
     """`fill-mask` on a permutation-LM run: each mask predicted through its query stream with every mask
     hidden from every position; equal to XLNetLMHeadModel given the same perm_mask and target_mapping."""
-    from warmstart.checkpoints.fill_mask import FillMask
+    from warmstart.inference.fill_mask import FillMask
 
     tok = Tokenizer.load(xlnet_pretrained / "final")
     mask = tok.roles["mask_token"]

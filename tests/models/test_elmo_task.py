@@ -14,6 +14,8 @@ from warmstart.data.shard_writer import prepare_shards
 from warmstart.nn.scalar_mix import ScalarMix
 from warmstart.tokenization.train import train_tokenizer
 
+pytestmark = pytest.mark.integration
+
 SHAPE = ["model.projection_dim=16", "model.cell_size=32", "model.filters=[[1,8],[2,8],[3,16]]",
          "data.seq_len=32", "train.batch_size=8", "train.eval_batches=1", "train.progress=false"]  # fmt: skip
 FT = ["--epochs", "1", "task.max_length=32", "train.batch_size=16", "train.progress=false", "train.lr=3e-3"]

@@ -1,6 +1,6 @@
 """Every model family in the registry, at a tiny config derived from its config class
 (warmstart.models.tiny), through the same checks: hidden states equal to transformers' on the same weights
-(exported by `warmstart export`'s code, where hub/families.py knows the family), parameter counts equal to
+(exported by `warmstart export`'s code, where hub/families/ knows the family), parameter counts equal to
 transformers' (tiny and default size), a safetensors round trip through the checkpoint loader that changes
 no output, and padding that changes no output of the real tokens. A family added to registry.MODELS gets
 these checks with no edit here; ``test_a_new_family_gets_the_shared_checks`` registers a toy one to show it.
@@ -156,7 +156,7 @@ def check_default_count(name: str) -> bool:
     if name not in FAMILIES:
         return False
     transformers = pytest.importorskip("transformers")
-    from warmstart.hub.families import config_to_hf
+    from warmstart.hub.families.configs import config_to_hf
 
     config_cls, model_cls = registry.MODELS[name]
     cfg = config_cls()
@@ -193,14 +193,14 @@ def test_padding_changes_no_output_of_the_real_tokens(name, tok, wiki_extracts):
 @pytest.mark.parametrize("name", families())
 def test_hidden_states_and_parameters_equal_transformers(name, tok, wiki_extracts, tmp_path):
     if not check_parity(name, tok, wiki_extracts, tmp_path):
-        pytest.skip(f"transformers has no {name} family warmstart converts (hub/families.py)")
+        pytest.skip(f"transformers has no {name} family warmstart converts (hub/families/)")
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize("name", families())
 def test_default_size_has_as_many_parameters_as_transformers(name):
     if not check_default_count(name):
-        pytest.skip(f"transformers has no {name} family warmstart converts (hub/families.py)")
+        pytest.skip(f"transformers has no {name} family warmstart converts (hub/families/)")
 
 
 # ---------------------------------------------------------------------------------- a family added later

@@ -11,8 +11,9 @@ from tests.helpers.hub import hf_dir, load_unit
 from tests.helpers.models import count, preset_model
 from warmstart.errors import WarmstartError
 from warmstart.hub.convert import import_hf
-from warmstart.hub.families import FAMILIES, config_from_hf, config_to_hf
-from warmstart.hub.heads import to_hf_state
+from warmstart.hub.families import FAMILIES
+from warmstart.hub.families.configs import config_from_hf, config_to_hf
+from warmstart.hub.tensors import to_hf_state
 from warmstart.models.tiny import tiny
 from warmstart.models.xlnet import XLNetConfig, XLNetModel
 from warmstart.tokenization.tokenizer import Tokenizer

@@ -16,6 +16,8 @@ from warmstart.models.tiny import tiny
 from warmstart.objectives.bilm import BiLM
 from warmstart.tokenization.train import train_tokenizer
 
+pytestmark = pytest.mark.integration
+
 MINI = ["model.projection_dim=32", "model.cell_size=64", "model.filters=[[1,16],[2,16],[3,32]]",
         "data.seq_len=32", "train.batch_size=8", "train.eval_batches=2", "train.progress=false"]  # fmt: skip
 

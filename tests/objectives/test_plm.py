@@ -134,8 +134,9 @@ def test_the_loss_equals_a_dense_reference_and_transformers():
     assert fused_grad.abs().max() > 0 and torch.allclose(fused_grad, model.lm_bias.grad, atol=1e-6)
     assert stats["loss"][1] == int((batch["labels"] != IGNORE).sum())
     transformers = pytest.importorskip("transformers")
-    from warmstart.hub.families import FAMILIES, config_to_hf
-    from warmstart.hub.heads import to_hf_state
+    from warmstart.hub.families import FAMILIES
+    from warmstart.hub.families.configs import config_to_hf
+    from warmstart.hub.tensors import to_hf_state
 
     fam = FAMILIES["xlnet"]
     hf = transformers.XLNetLMHeadModel(

@@ -2,7 +2,7 @@
 
 import json
 
-from warmstart.checkpoints.predict import predict_lines
+from warmstart.inference.predict import predict_lines
 
 
 def predicted(run, fields: dict) -> dict:
@@ -68,7 +68,7 @@ def test_fill_mask_ranks_the_vocabulary(api, tiny_pretrained):
 
 
 def test_xlnet_fills_masks_and_classifies(api, xlnet_runs):
-    from warmstart.checkpoints.fill_mask import FillMask
+    from warmstart.inference.fill_mask import FillMask
 
     pretrained, classifier = xlnet_runs
     client = api(pretrained)

@@ -20,6 +20,8 @@ from warmstart.report.build import write_report
 from warmstart.report.run_report import run_name
 from warmstart.train.logging import read_metrics
 
+pytestmark = pytest.mark.integration
+
 IMG = re.compile(r'<img alt="([^"]+)" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}">')
 LINK = re.compile(r"\]\(([^)]+\.png)\)")
 SHORT_RATE = re.compile(r"0|\d(\.\d+)?e-?\d+")  # 1e-4, 2.5e-4
@@ -269,7 +271,7 @@ SENSES = ["praise=good,great,best", "blame=bad,worst,dull"]
 def test_demo_report_figures_and_page(study_dir, tiny_pretrained, tmp_path):
     """The demo's page from small real parts: the tiny run as its pretraining, the small study as each of its
     three studies, real cloze probes and word senses of the tiny run."""
-    from warmstart.commands.cloze_probes import probe_table
+    from warmstart.analysis.cloze_probes import probe_table
     from warmstart.commands.word_senses import embed_word
     from warmstart.report.demo_report import write_demo_report
     from warmstart.study.summary import read_study

@@ -9,6 +9,8 @@ from tests.helpers.cli import assert_one_line_error
 from tests.helpers.runs import STUDY_FAST
 from warmstart.cli.main import main
 
+pytestmark = pytest.mark.integration
+
 
 def stability_args(run, out, *extra):
     return [

@@ -10,6 +10,8 @@ from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.runs import study_args
 from warmstart.cli.main import main
 
+pytestmark = pytest.mark.integration
+
 MODELS = ("pretrained", "scratch", "tfidf")
 
 

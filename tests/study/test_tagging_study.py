@@ -9,6 +9,8 @@ from warmstart.cli.main import main
 from warmstart.data.catalog import open_dataset
 from warmstart.study import frequent_tag
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def tag_study(tiny_pretrained, tmp_path_factory):

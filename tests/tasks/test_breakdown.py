@@ -9,6 +9,8 @@ import torch
 from warmstart.cli.main import main
 from warmstart.tasks.breakdown import breakdown, one_class_warning
 
+pytestmark = pytest.mark.integration
+
 
 class Fixed(torch.nn.Module):
     """A unit whose predictions are given: batch = {"gold", "pred"}."""

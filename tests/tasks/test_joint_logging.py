@@ -9,6 +9,8 @@ import pytest
 from warmstart.commands.finetune import finetune
 from warmstart.report.build import write_report
 
+pytestmark = pytest.mark.integration
+
 
 def test_joint_run_logs_each_objective_and_the_learned_weights(tiny_pretrained, rt_small, tmp_path):
     over = ["train.progress=false", "task.max_length=48", "train.batch_size=16", "evals_per_epoch=1",

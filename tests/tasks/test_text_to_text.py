@@ -18,6 +18,8 @@ from warmstart.tasks.text_metrics import text_stats, with_bleu
 from warmstart.tasks.text_to_text import TextToTextTask
 from warmstart.tokenization.tokenizer import Tokenizer
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def headlines():

@@ -7,8 +7,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from warmstart.tokenization import leftovers
 from warmstart.tokenization.train import train_tokenizer
+
+pytestmark = pytest.mark.integration
 
 WRITER = """
 import sys, time

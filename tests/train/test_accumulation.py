@@ -9,8 +9,9 @@ import torch
 
 from tests.helpers.shapes import SHAPES, TINY_MODEL
 from warmstart import config as C
-from warmstart.checkpoints.build import build_unit, config_class, resolve, sections
 from warmstart.data.shards import TokenShards
+from warmstart.pretraining.build import build_unit, sections
+from warmstart.pretraining.config import config_class, resolve
 from warmstart.registry import OBJECTIVES, family_of, lookup
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.step import step_gradients

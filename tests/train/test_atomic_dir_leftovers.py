@@ -14,6 +14,8 @@ import pytest
 from warmstart.tokenization import leftovers
 from warmstart.train.checkpoint import SWAP_PAUSE_ENV, Checkpointer, atomic_dir
 
+pytestmark = pytest.mark.integration
+
 PAUSE = 3.0  # seconds the writer sleeps after writing, and again between its two renames
 WRITER = """
 import sys

@@ -12,7 +12,7 @@ from tests.helpers.cli import run
 from tests.helpers.runs import pretrain_argv
 from warmstart.train.logging import read_metrics
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def losses(path):

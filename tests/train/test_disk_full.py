@@ -15,6 +15,8 @@ from tests.helpers.runs import latest_checkpoint, pretrain_argv, read_checkpoint
 from warmstart.cli.main import main
 from warmstart.commands.pretrain import pretrain
 
+pytestmark = pytest.mark.integration
+
 
 def _fail_at(monkeypatch, name: str, exc: Exception, where: str = "step-00000008") -> None:
     """Make ``checkpoint.<name>`` raise ``exc`` when it writes inside ``where`` (the 2nd checkpoint)."""

@@ -34,6 +34,7 @@ from warmstart.errors import WarmstartError
 from warmstart.train.checkpoint import read_tensors
 
 pytestmark = [
+    pytest.mark.integration,
     pytest.mark.distributed,
     pytest.mark.skipif(
         not sys.platform.startswith("linux") or not torch.distributed.is_available(),

@@ -14,6 +14,8 @@ from warmstart.commands.pretrain import pretrain
 from warmstart.errors import WarmstartError
 from warmstart.train.loop import TrainConfig, evaluate
 
+pytestmark = pytest.mark.integration
+
 FP16 = ["train.fp16=true", "train.max_bad_steps=0"]
 
 

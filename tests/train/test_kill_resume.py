@@ -28,6 +28,8 @@ from tests.helpers.runs import (
 )
 from warmstart.train.checkpoint import PAUSE_ENV, Checkpointer, step_dirs
 
+pytestmark = pytest.mark.integration
+
 KILLS = int(os.environ.get("WARMSTART_FAULT_KILLS", "40"))
 PAUSE = 0.03  # "write" kills: seconds each checkpoint write sleeps between the model and the trainer state
 LABELS = {"write": "around a checkpoint write", "training": "mid-training", "startup": "during start-up"}

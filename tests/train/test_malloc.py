@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc only")
 def test_glibc_accepts_both_thresholds_once_per_process():

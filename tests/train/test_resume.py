@@ -10,6 +10,8 @@ from warmstart.commands.pretrain import pretrain
 from warmstart.data.packing import PackedWindows
 from warmstart.data.shards import TokenShards
 
+pytestmark = pytest.mark.integration
+
 
 def losses(run_dir):
     rows = [json.loads(r) for r in (run_dir / "metrics.jsonl").read_text().splitlines()]

@@ -22,6 +22,8 @@ from tests.helpers.runs import (
 from warmstart.commands.pretrain import pretrain
 from warmstart.train.signals import Stopped, StopRequest
 
+pytestmark = pytest.mark.integration
+
 LINE = re.compile(
     r"stopped by SIGTERM after step (\d+); checkpoint (\S+); continue with: warmstart pretrain --resume (\S+)"
 )

@@ -19,7 +19,10 @@ from warmstart.train.loop import TrainConfig
 from warmstart.train.trackers.run import Trackers
 
 # MLflow's SQL store on SQLAlchemy 2.1 warns of a loader option it uses; nothing of warmstart's
-pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated"),
+]
 FAST = ["train.progress=false", "task.max_length=48", "train.batch_size=16", "evals_per_epoch=2", "epochs=1"]
 
 

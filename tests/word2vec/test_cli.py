@@ -6,6 +6,8 @@ import pytest
 
 from tests.helpers.cli import assert_one_line_error, run
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def w2v_run(wiki_extracts, tmp_path_factory):

@@ -13,10 +13,10 @@ import dataclasses
 import os
 from typing import Any, ClassVar, Protocol, TypeAlias
 
-from warmstart.checkpoints.build import PretrainConfig
 from warmstart.commands.finetune import FinetuneConfig
 from warmstart.data.options import FinetuneDataConfig as DataConfig
 from warmstart.generation.decode import GenerationConfig
+from warmstart.pretraining.config import PretrainConfig
 from warmstart.tasks.base import TaskConfig
 from warmstart.train.loop import TrainConfig
 from warmstart.train.strategies import StrategyConfig

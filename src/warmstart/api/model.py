@@ -23,20 +23,17 @@ import torch
 from warmstart.api import checks
 from warmstart.api.configs import PathLike
 from warmstart.api.python_errors import speaks_python
-from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.features import embed
-from warmstart.checkpoints.fill_mask import FillMask
-from warmstart.checkpoints.generate import run_generate
-from warmstart.checkpoints.load import load_encoder, load_generator, read_config, resolve_checkpoint
-from warmstart.checkpoints.predict import Predictor
-from warmstart.checkpoints.sentence import sentence_options, unit_length
 from warmstart.config import from_dict
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig
 from warmstart.hub.convert import export_hf
 from warmstart.hub.on_the_fly import warmstart_dir
+from warmstart.inference.encode import sentence_vectors
+from warmstart.inference.fill_mask import FillMask
+from warmstart.inference.generate import run_generate
+from warmstart.inference.load import SavedModel
+from warmstart.inference.predict import Predictor
 from warmstart.nn.pooling import POOLING
-from warmstart.registry import generates
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import pick_device
 
@@ -57,8 +54,7 @@ def load(path: PathLike, device: Device | None = None, dtype: torch.dtype | str 
     where: str = checks.path("load", "path", path)
     checks.device("load", "device", device)
     _dtype(dtype)
-    d = resolve_checkpoint(warmstart_dir(where) or where, prefer="best", use="loading")
-    return Model(d, read_config(d), device=device, dtype=dtype)
+    return Model(SavedModel(warmstart_dir(where) or where, use="loading"), device=device, dtype=dtype)
 
 
 def _device(device: Device | None) -> torch.device:
@@ -94,21 +90,14 @@ def _dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
 class Model:
     """A loaded model: ``predict``, ``encode``, ``similarity``, ``fill_mask``, ``generate`` (each where the
     model can), ``tokenizer``, ``config`` (its config.json), ``model`` (the torch module), ``device``,
-    ``dtype``, ``to(device, dtype)``, ``save``, ``export_hf``."""
+    ``dtype``, ``to(device, dtype)``, ``save``, ``export_hf``. Its parts load through ``saved``
+    (inference/load.py), each once."""
 
     def __init__(
-        self,
-        directory: Path,
-        config: dict,
-        device: Device | None = None,
-        dtype: torch.dtype | str | None = None,
+        self, saved: SavedModel, device: Device | None = None, dtype: torch.dtype | str | None = None
     ):
-        self.path, self.config = Path(directory), config
-        self.card = RunCard.read(config)
-        if self.card.finetuned:
-            self.kind = self.card.task_name
-        else:
-            self.kind = "generator" if generates(self.card.arch) else "encoder"
+        self.saved, self.path, self.config = saved, saved.path, saved.config
+        self.card, self.kind = saved.card, saved.kind
         self.device = _device(device)
         self.dtype = _dtype(dtype)
 
@@ -150,16 +139,16 @@ class Model:
 
     @cached_property
     def _predictor(self) -> Predictor:
-        return Predictor(str(self.path), device=str(self.device), dtype=self.dtype)
+        return Predictor(self.saved.finetuned, device=str(self.device), dtype=self.dtype)
 
     @cached_property
     def _encoder(self) -> torch.nn.Module:
-        encoder, _, _ = load_encoder(self.path)
+        encoder, _, _ = self.saved.encoder
         return encoder.eval().to(self.device, self.dtype)
 
     @cached_property
     def _generator(self) -> tuple[Any, Tokenizer, dict]:
-        model, tokenizer, config_json = load_generator(self.path)
+        model, tokenizer, config_json = self.saved.generator
         return model.to(self.device, self.dtype), tokenizer, config_json
 
     @speaks_python("Model.predict")
@@ -216,8 +205,8 @@ class Model:
         The pooling and normalization are the ones the model declares (all-MiniLM-L6-v2: mean, unit
         length), else the [CLS] state as is; ``normalize_embeddings=True`` scales to unit length in any
         case, ``normalize=False`` turns a declared normalization off, ``pooling`` ("cls", "mean", "max") and
-        ``layer`` (features.py) choose others; ``max_length`` tokens (default: the declared length, else the
-        model's positions, at most 512)."""
+        ``layer`` (inference/encode.py) choose others; ``max_length`` tokens (default: the declared length,
+        else the model's positions, at most 512)."""
         batch, single = checks.texts("encode", "texts", texts)
         batch_size = checks.whole("encode", "batch_size", batch_size, 1, example="batch_size=32")
         switches = {"show_progress_bar": show_progress_bar, "normalize": normalize,
@@ -236,13 +225,9 @@ class Model:
             self.to(device)
         if normalize_embeddings:
             normalize = True
-        pooling, normalize, declared_length = sentence_options(self.card, pooling, normalize)
-        limit = getattr(self._encoder.config, "max_length", None) or 512  # None: no learned positions
-        length = max_length or min(declared_length or limit, limit)
-        vectors = embed(self._encoder, self.tokenizer, batch, layer, pooling, length, batch_size,
-                        progress=bool(show_progress_bar))  # fmt: skip
-        if normalize:
-            vectors = unit_length(vectors)
+        progress = bool(show_progress_bar)
+        vectors, _, _ = sentence_vectors(self._encoder, self.tokenizer, self.card, batch, layer, pooling,
+                                         normalize, max_length, batch_size, progress)  # fmt: skip
         if convert_to_tensor:
             out: Any = torch.from_numpy(vectors).to(self.device)
         elif convert_to_numpy:

@@ -33,7 +33,7 @@ R = TypeVar("R")
 
 # commands that are Python functions: the words after "warmstart" -> the function
 COMMANDS = {"finetune": "finetune", "pretrain": "pretrain", "tokenizer train": "train_tokenizer",
-            "word2vec train": "word2vec"}  # fmt: skip
+            "word2vec train": "train_word2vec"}  # fmt: skip
 BOOLEAN_FLAGS = {"overwrite", "from-scratch", "random-init", "json", "no-cache", "show-special", "quick",
                  "keep-models", "no-report", "no-scratch", "plot", "no-adapter"}  # fmt: skip
 RENAMED = {"dataset": "data"}  # flags whose keyword is not the flag's name (--max-length: max_length)

@@ -1,6 +1,6 @@
-"""What ``warmstart.pretrain``, ``finetune`` and ``word2vec`` return, and ``warmstart.open_run(path)`` (the
-same as ``Run.from_dir``) reads back from a run directory: the directory, its metrics, its training history
-as a pandas DataFrame, and ``load()`` for the model it trained."""
+"""What ``warmstart.pretrain``, ``finetune`` and ``train_word2vec`` return, and
+``warmstart.open_run(path)`` (the same as ``Run.from_dir``) reads back from a run directory: the directory,
+its metrics, its training history as a pandas DataFrame, and ``load()`` for the model it trained."""
 
 from __future__ import annotations
 

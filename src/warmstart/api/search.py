@@ -39,7 +39,7 @@ def search(
 
     Returns search.json's dict: ``best`` (number, params, validation), ``final`` and ``default`` (each seed's
     validation and test score), ``trials`` (every finished trial), ``report`` (report.html's path)."""
-    from warmstart.commands.search import run_search
+    from warmstart.commands.search import check_spec, run_search
     from warmstart.study.search_spec import SearchSpec
 
     fn = "search"
@@ -49,8 +49,8 @@ def search(
                 f"{fn}: positional settings must be KEY=VALUE texts, got {checks.kind(item)} at {i}",
                 'e.g. search("task.max_length=64", init=..., data=..., out=...)',
             )
-    init = checks.path(fn, "init", init)
-    out = checks.path(fn, "out", out)
+    where: str = checks.path(fn, "init", init)
+    to: str = checks.path(fn, "out", out)
     space = str(space) if isinstance(space, PathLike) else space
     if not isinstance(space, str) or not space:
         raise checks.ArgumentTypeError(f"{fn}: space must be a name or a YAML file", "e.g. space='bert-grid'")
@@ -64,9 +64,11 @@ def search(
     if data is None:
         raise WarmstartError(f"{fn}: data is missing", "pass data='rotten-tomatoes', a file or records")
     spec = SearchSpec(
-        init=init, flags={"data": {"dataset": as_source(data, "data", fn)}}, overrides=list(dotted),
+        init=where, overrides=list(dotted),
         space=space, trials=trials, repeats=repeats, pruner=pruner, final_seeds=final_seeds,
         sampler_seed=sampler_seed, storage=storage or "", study_name=study_name, workers=workers,
         keep_models=keep_models, default=default,
     )  # fmt: skip
-    return run_search(spec, out, overwrite=overwrite, report=report)
+    check_spec(spec)  # the space and the settings, before the data is written to the cache
+    spec.flags = {"data": {"dataset": as_source(data, "data", fn)}}
+    return run_search(spec, to, overwrite=overwrite, report=report)

@@ -126,10 +126,10 @@ def pretrain(
     ``gradient_checkpointing``. Each sets its ``train.*`` key; giving it in ``train=`` too is an error.
 
     ``preset`` a recipe (``"bert-mini"``, ``"gpt2-tiny"``...); ``config`` a YAML file or a
-    ``PretrainConfig`` (below the keywords); ``init`` continue from a run (DAPT); sections as dicts or
-    dataclasses (``model=dict(hidden_size=256)``, ``train=TrainConfig(clip_norm=0.5)``); ``callbacks``
-    see ``warmstart.train.callbacks``; ``resume`` a run directory to continue; ``overwrite`` replace
-    ``out``."""
+    ``PretrainConfig`` (or a family's, ``GPT2PretrainConfig``...: warmstart.pretraining.config; below the
+    keywords); ``init`` continue from a run (DAPT); sections as dicts or dataclasses
+    (``model=dict(hidden_size=256)``, ``train=TrainConfig(clip_norm=0.5)``); ``callbacks`` see
+    ``warmstart.train.callbacks``; ``resume`` a run directory to continue; ``overwrite`` replace ``out``."""
     args = locals()
     check_keywords("pretrain", sections, _parameters(pretrain), PretrainConfig)
     hooks = _check("pretrain", args)
@@ -140,6 +140,8 @@ def pretrain(
     sections.update(train=train, init=_text(init), out=_text(out))
     flags, overrides = command_flags("pretrain", typed, sections, dotted)
     config_file, flags = _config(config, flags)
+    if isinstance(config, PretrainConfig) and type(config) is not PretrainConfig:  # a family's own class
+        flags = C.merge({"arch": config.arch}, flags)  # its arch, a default that given() leaves out
     flags = {k: v for k, v in flags.items() if v != {}}
     result = pretrain_command.pretrain(
         preset, config_file, flags, overrides, resume=_text(resume), overwrite=overwrite, hooks=hooks
@@ -283,8 +285,8 @@ def train_tokenizer(
 W2V_KEYS = {f for f in Word2VecConfig.__dataclass_fields__}
 
 
-@speaks_python("word2vec")
-def word2vec(
+@speaks_python("train_word2vec")
+def train_word2vec(
     *dotted: str,
     corpus: PathLike | Iterable[PathLike] | None = None,
     texts: Any = None,
@@ -295,9 +297,10 @@ def word2vec(
     """``warmstart word2vec train``: skip-gram or CBOW vectors of ``corpus`` and/or ``texts``, evaluated on
     analogies and word similarity. Word2vec settings go as keywords (``dim=100, model="cbow"``) or in
     ``word2vec=dict(...)``; ``restrict``, ``split_seed`` as on the command line."""
-    checks.path("word2vec", "out", out, none=True)
-    checks.flag("word2vec", "overwrite", overwrite)
-    corpora = _corpora("word2vec", corpus, texts)
+    fn = "train_word2vec"
+    checks.path(fn, "out", out, none=True)
+    checks.flag(fn, "overwrite", overwrite)
+    corpora = _corpora(fn, corpus, texts)
     section = dict(settings_.pop("word2vec", None) or {})
     section.update({k: settings_.pop(k) for k in list(settings_) if k in W2V_KEYS})
     kwargs = {**settings_, "corpus": corpora, "out": _text(out), "word2vec": section or None}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.resolve import read_config, resolve_checkpoint
@@ -39,31 +40,61 @@ def check_length(model_cfg, length: int, key: str) -> None:
         )
 
 
-def load_encoder(path: str | Path, random_init: bool = False):
-    """(encoder, tokenizer, config.json) from a run or checkpoint; ``random_init``: the untrained twin."""
+@dataclasses.dataclass
+class Pretrained:
+    """A run or checkpoint read once: its config.json, model config and class, tokenizer, and encoder weights
+    (None: the untrained twin); ``encoder()`` builds a fresh encoder from them each time."""
+
+    path: Path
+    config_json: dict
+    model_cfg: Any
+    model_cls: type
+    tokenizer: Tokenizer
+    weights: dict | None
+
+    def encoder(self):
+        """A new encoder: built as any new model (its init draws from torch's RNG), then given the weights."""
+        # weights=False: read_pretrained checked their shapes
+        encoder = _build(lambda: self.model_cls(self.model_cfg), self.path, weights=False)
+        if self.weights is None:
+            if hasattr(encoder, "bind"):  # the twin reads the same words (ELMo's characters)
+                encoder.bind(self.tokenizer)
+            return encoder
+        missing, _ = encoder.load_state_dict(self.weights, strict=False)
+        if missing:
+            raise WarmstartError(
+                f"the checkpoint {self.path} lacks encoder weights: {', '.join(missing[:5])}",
+                "pass a checkpoint written by `warmstart pretrain`",
+            )
+        return encoder
+
+
+def read_pretrained(path: str | Path, random_init: bool = False) -> Pretrained:
+    """A run or checkpoint's parts, its weights checked against its config and read once; ``random_init``:
+    the untrained twin (no weights read)."""
     d = resolve_checkpoint(path)
     config_json = read_config(d)
     cfg, model_cls = model_config(config_json)
-    encoder = _build(lambda: model_cls(cfg), d, weights=not random_init)
+    if not random_init:
+        check_shapes(lambda: model_cls(cfg), d / "model.safetensors", str(d / "config.json"))
     tokenizer = Tokenizer.load(d)
     if tokenizer.vocab_size != cfg.vocab_size:
         raise WarmstartError(
             f"the tokenizer in {d} has {tokenizer.vocab_size} tokens, the model {cfg.vocab_size}",
             "use the tokenizer the model was trained with",
         )
-    if random_init and hasattr(encoder, "bind"):  # the twin reads the same words (ELMo's characters)
-        encoder.bind(tokenizer)
+    weights = None
     if not random_init:
         state = read_tensors(d / "model.safetensors")
         prefix = "encoder." if any(k.startswith("encoder.") for k in state) else "model."
-        enc = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-        missing, unexpected = encoder.load_state_dict(enc, strict=False)
-        if missing:
-            raise WarmstartError(
-                f"the checkpoint {d} lacks encoder weights: {', '.join(missing[:5])}",
-                "pass a checkpoint written by `warmstart pretrain`",
-            )
-    return encoder, tokenizer, config_json
+        weights = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+    return Pretrained(d, config_json, cfg, model_cls, tokenizer, weights)
+
+
+def load_encoder(path: str | Path, random_init: bool = False):
+    """(encoder, tokenizer, config.json) from a run or checkpoint; ``random_init``: the untrained twin."""
+    init = read_pretrained(path, random_init)
+    return init.encoder(), init.tokenizer, init.config_json
 
 
 def _build(build, d: Path, weights: bool = True):

@@ -1,7 +1,8 @@
 """How a sentence-transformers model turns token states into a sentence vector, as its directory declares
 it: ``modules.json`` lists a Pooling module (its ``config.json`` picks cls, mean or max over the tokens)
 and, often, a Normalize module (unit length). all-MiniLM-L6-v2 declares mean pooling and normalization; a
-user who pooled its [CLS] state would get other vectors than every sentence-transformers user does."""
+user who pooled its [CLS] state would get other vectors than every sentence-transformers user does. hub/
+records the declaration at import; inference/encode.py pools as it says."""
 
 from __future__ import annotations
 
@@ -40,18 +41,3 @@ def declared(directory: str | Path | None) -> dict | None:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return out
-
-
-def sentence_options(card, pooling: str | None, normalize: bool | None) -> tuple[str, bool, int | None]:
-    """(pooling, normalize, max_length): the ones asked for, else what the model declares (recorded in its
-    run card at import, or read from the directory it was imported from), else [CLS], as is, None."""
-    said = card.sections.get("sentence") or declared(card.imported_from) or {}
-    pooling = pooling or said.get("pooling", "cls")
-    return pooling, said.get("normalize", False) if normalize is None else normalize, said.get("max_length")
-
-
-def unit_length(vectors):
-    """Rows scaled to length 1 (sentence-transformers' Normalize)."""
-    import numpy as np
-
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

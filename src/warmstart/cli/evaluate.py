@@ -21,7 +21,7 @@ RUN_HELP = "finetune run directory (its best model is used) or model directory"
 
 
 def _evaluate(a):
-    from warmstart.checkpoints.predict import evaluate_run
+    from warmstart.inference.evaluate import evaluate_run
     from warmstart.train.checkpoint import write_json
 
     files = split_files(a)
@@ -39,7 +39,7 @@ def _evaluate(a):
 def _predict(a):
     import json
 
-    from warmstart.checkpoints.predict import predict_lines
+    from warmstart.inference.predict import predict_lines
 
     refuse_same_file(a.out, {"--input": a.input})
     source = sys.stdin if a.input in (None, "-") else open_input(a.input)

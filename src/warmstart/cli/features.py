@@ -20,11 +20,9 @@ PLOT_TYPES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what matplotlib writes
 def _embed(a):
     import numpy as np
 
-    from warmstart.checkpoints.card import RunCard
-    from warmstart.checkpoints.features import embed
-    from warmstart.checkpoints.load import load_encoder
-    from warmstart.checkpoints.sentence import sentence_options, unit_length
     from warmstart.data.catalog import open_dataset
+    from warmstart.inference.encode import sentence_vectors
+    from warmstart.inference.load import SavedModel
 
     refuse_same_file(a.out, {"--data": a.data})
     check_writable(a.out)
@@ -39,13 +37,14 @@ def _embed(a):
         return _embed_word(a)
     if a.sense or a.plot is not None:
         raise WarmstartError("--sense and --plot go with --word", "add --word WORD, or drop them")
-    encoder, tokenizer, config_json = load_encoder(a.run)
-    pooling, normalize, _ = sentence_options(RunCard.read(config_json), a.pooling, a.normalize)
+    saved = SavedModel(a.run, prefer="final")
+    encoder, tokenizer, _ = saved.encoder
     texts = list(open_dataset(a.data, data_options(a)).texts(a.split))
     if not texts:
         raise WarmstartError(f"no texts in the {a.split} split of {a.data}", "pick another split or file")
-    vectors = embed(encoder, tokenizer, texts, a.layer, pooling, a.max_length)
-    vectors = unit_length(vectors) if normalize else vectors
+    vectors, pooling, normalize = sentence_vectors(
+        encoder, tokenizer, saved.card, texts, a.layer, a.pooling, a.normalize, a.max_length
+    )
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.save(out, vectors)
@@ -75,7 +74,7 @@ def _embed_word(a):
 def _fill_mask(a):
     import json
 
-    from warmstart.checkpoints.fill_mask import FillMask
+    from warmstart.inference.fill_mask import FillMask
 
     if a.bias:
         return _bias_probe(a)
@@ -100,7 +99,7 @@ def _fill_mask(a):
 
 
 def _bias_probe(a):
-    from warmstart.checkpoints import gender_probe
+    from warmstart.analysis import gender_probe
 
     if a.text or a.input or a.random_init:
         raise WarmstartError("--bias takes no texts, --input or --random-init", "drop them, or drop --bias")

@@ -48,8 +48,8 @@ def _resolve(cls, a, table, extra: dict | None = None):
 
 
 def _generate(a):
-    from warmstart.checkpoints.generate import run_generate
     from warmstart.generation.decode import GenerationConfig
+    from warmstart.inference.generate import run_generate
 
     cfg = _resolve(GenerationConfig, a, GENERATE_FLAGS, {"use_cache": False} if a.no_cache else None)
     prompts = list(a.prompt or [])

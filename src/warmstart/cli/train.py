@@ -101,8 +101,8 @@ def _run_options(p, example: str) -> None:
 
 
 def add_pretrain(sub) -> None:
-    from warmstart.checkpoints.build import PretrainConfig, family_help
     from warmstart.config import help_text, preset_names
+    from warmstart.pretraining.config import PretrainConfig, family_help
 
     pt = sub.add_parser("pretrain", help="pretrain a model with a self-supervised objective")
     presets = "\n\npresets: " + ", ".join(preset_names())

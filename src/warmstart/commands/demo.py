@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from warmstart.commands.cloze_probes import probe_table
+from warmstart.analysis.cloze_probes import probe_table
 from warmstart.commands.demo_budget import BUDGETS, NO_DROPOUT, Progress
 from warmstart.commands.pretrain import pretrain
 from warmstart.commands.study import run_study

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from warmstart.analysis.weight_change import WeightChange
 from warmstart.atomic import check_writable
-from warmstart.checkpoints.weight_change import WeightChange
 from warmstart.errors import WarmstartError
 from warmstart.report.weight_change_section import blocks_of, compare_runs, fmt_change, modules
 from warmstart.report.weight_plot import change_plot

@@ -1,9 +1,11 @@
 """`warmstart finetune`: a labeled task on a pretrained (or scratch) encoder, through the one fit loop.
 
-For each seed: load the encoder, put the task's randomly initialised head on it, apply the strategy (what
-is trained, LoRA, re-init, layer-wise LR), train with the fit loop (evaluating on validation, keeping the
-best model, optional early stopping), then score the best model once on test. Several seeds each get a
-run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean, median, spread and the failed runs.
+The steps: resolve the config, read the init once and check the config against its card, encode the
+splits, then for each seed build the unit (a fresh encoder with the init's weights, the task's randomly
+initialised head, the strategy: what is trained, LoRA, re-init, layer-wise LR), train it with the fit loop
+(evaluating on validation, keeping the best model, optional early stopping) and score the best model once
+on test. Several seeds each get a run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean,
+median, spread and the failed runs. What a family does differently it declares (train/loop.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import functools
 import json
 import math
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,21 +24,29 @@ import torch
 
 from warmstart import config as C
 from warmstart.checkpoints.card import checkpoint_config
-from warmstart.checkpoints.load import check_length, load_encoder, load_finetuned, model_config, task_encoder
+from warmstart.checkpoints.load import (
+    Pretrained,
+    backbone,
+    check_length,
+    load_finetuned,
+    read_pretrained,
+    task_encoder,
+)
 from warmstart.checkpoints.workdir import recorded, resumed_paths
-from warmstart.commands.auxiliary import aux_texts, check_aux, joint_training
 from warmstart.config import opt
 from warmstart.data.options import FinetuneDataConfig, split_files
+from warmstart.data.packing import WindowBatches
 from warmstart.data.subsets import check_fraction
+from warmstart.data.token_stream import TokenStream
 from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
 from warmstart.objectives.sift import SiftConfig, attach
 from warmstart.paths import refuse_overlap
-from warmstart.registry import TASKS, family_of, lookup
+from warmstart.registry import OBJECTIVES, TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
-from warmstart.tasks.base import EvalBatches, TaskConfig
+from warmstart.tasks.base import EvalBatches, Task, TaskConfig
 from warmstart.tasks.breakdown import breakdown
-from warmstart.tasks.joint import AuxConfig
+from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.multitask import MultitaskConfig
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
@@ -47,7 +56,7 @@ from warmstart.train.loop import TrainConfig, evaluate, pick_device
 from warmstart.train.precision import autocast_dtype
 from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
 from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
-from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales, merged_state
+from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales
 from warmstart.train.trackers import check_installed
 from warmstart.train.trackers.run import Trackers
 
@@ -126,6 +135,20 @@ def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
     return dataclasses.replace(cfg, train=train)
 
 
+@dataclass
+class Prepared:
+    """What every seed's run shares: the init read once, the task, its labels and its encoded splits."""
+
+    init: Pretrained
+    task: Task
+    labels: list[str]
+    features: dict
+    counts: dict[str, int]  # each training label's count (the test breakdown's)
+    words: Any  # the tokenizer the features were encoded with (a character model's: holding their words)
+    texts: list[str] | None  # joint training's text (aux.objectives), else None
+    ready: dict  # seed -> (unit, strategy report) built before the run directory (the first seed's)
+
+
 def finetune(
     config_file: str | None = None,
     flags: dict | None = None,
@@ -135,6 +158,44 @@ def finetune(
     hooks=(),
 ) -> dict:
     """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
+    cfg, explicit = _config(config_file, flags, overrides, resume)
+    task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
+    # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
+    init = read_pretrained(warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch)  # read once
+    task.bind(init.tokenizer, init.config_json, family_of(init.config_json))
+    cfg = _checked(cfg, init, explicit, resume)
+    records, dataset_name = task.read_splits(cfg)
+    fingerprint = records_fingerprint(records)
+    if resume:  # ... and so is data that is not what the run started on
+        check_fingerprint(Path(resume), fingerprint)
+    prep = _prepared(cfg, init, task, records, dataset_name)
+    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
+    cfg = _settle_steps(
+        cfg, task.train_batches(prep.features["train"], global_batch(cfg), 0).batches_per_epoch
+    )
+
+    def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
+        root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
+        if not resume and ddp.is_main():
+            save_config(root, recorded(C.to_dict(cfg)))  # and where it started, for --resume elsewhere
+            write_fingerprint(root, fingerprint)
+        return root
+
+    root = ddp.main_first(start)
+    with hold(root) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run at a time
+        results = _seeds(cfg, prep, root, resume, hooks)
+    out = {"runs": results, "run_dir": str(root)}
+    seeds = list(results)
+    if len(seeds) > 1 and ddp.is_main():
+        majority = majority_share(records["validation"])
+        out["summary"] = summarize_seeds(root, {s: r["test_metrics"] for s, r in results.items()}, majority)
+    return out
+
+
+def _config(config_file, flags, overrides, resume) -> tuple[FinetuneConfig, dict]:
+    """(the run's config, the settings given explicitly: {} resuming); what no run can start with is
+    refused here, before anything is read."""
+    explicit: dict = {}
     if resume:  # the same run: flags that would change it are refused
         check = functools.partial(C.from_dict, FinetuneConfig)
         resumed = resumed_settings(resume, flags, overrides, check)
@@ -153,56 +214,52 @@ def finetune(
             "train.fsdp cannot export a LoRA run yet (merging the adapters needs the whole model)",
             "drop train.fsdp=true: several processes then use DDP",
         )
-    task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
-    # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
-    encoder, tokenizer, config_json = load_encoder(
-        warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch
-    )
-    check_length(model_config(config_json)[0], cfg.task.max_length, "task.max_length")
-    if hasattr(encoder, "task_encoder") and not resume and "strategy" not in explicit.get("strategy", {}):
-        print(
-            "an ELMo run: strategy frozen (its biLM as features; --strategy full trains it too)",
-            file=sys.stderr,
-        )
-        cfg = dataclasses.replace(cfg, strategy=dataclasses.replace(cfg.strategy, strategy="frozen"))
-    task.bind(tokenizer, config_json, family_of(config_json))
-    check_aux(cfg, config_json)
-    records, dataset_name = task.read_splits(cfg)
-    fingerprint = records_fingerprint(records)
-    if resume:  # ... and so is data that is not what the run started on
-        check_fingerprint(Path(resume), fingerprint)
+    return cfg, explicit
+
+
+def _checked(cfg: FinetuneConfig, init: Pretrained, explicit: dict, resume) -> FinetuneConfig:
+    """``cfg`` checked against the init's card, no model built; with the family's ``default_strategy`` where
+    a new run names none (ELMo: frozen)."""
+    check_length(init.model_cfg, cfg.task.max_length, "task.max_length")
+    check_aux(cfg, family_of(init.config_json).name, OBJECTIVES)
+    default = getattr(init.model_cls, "default_strategy", None)
+    if default is not None and not resume and "strategy" not in explicit.get("strategy", {}):
+        strategy, line = default
+        print(line, file=sys.stderr)
+        cfg = dataclasses.replace(cfg, strategy=dataclasses.replace(cfg.strategy, strategy=strategy))
+    return cfg
+
+
+def _prepared(cfg: FinetuneConfig, init: Pretrained, task, records: dict, dataset_name: str) -> Prepared:
+    """The labels, the first seed's unit (built here: a task or strategy that refuses it writes nothing) and
+    the encoded splits."""
     labels = task.labels(records["train"])
-    counts = label_counts(records["train"])
-    probe = task.build(task_encoder(encoder), labels)
-    attach(probe, cfg.sift)
-    apply_strategy(probe, cfg.strategy, cfg.train.seed)
-    words = reading(encoder, tokenizer, records)  # a character model (ELMo) reads every word's characters
+    seed = _seed_list(cfg)[0]
+    first = _unit(cfg, init, task, labels, seed)
+    # a character model (ELMo) reads every word's characters: the first unit learns them here
+    words = reading(first[0], init.tokenizer, records)
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
     texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
-    ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
-    cfg = _settle_steps(cfg, task.train_batches(features["train"], global_batch(cfg), 0).batches_per_epoch)
-
-    def start() -> Path:  # torchrun: the first process creates the run directory, the others then use it
-        root = open_run_dir(cfg.out, resume=bool(resume) or not ddp.is_main(), overwrite=overwrite)
-        if not resume and ddp.is_main():
-            save_config(root, recorded(C.to_dict(cfg)))  # and where it started, for --resume elsewhere
-            write_fingerprint(root, fingerprint)
-        return root
-
-    root = ddp.main_first(start)
-    with hold(root) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run at a time
-        results = _seeds(cfg, task, labels, features, root, resume, hooks, counts, words, texts)
-    out = {"runs": results, "run_dir": str(root)}
-    seeds = list(results)
-    if len(seeds) > 1 and ddp.is_main():
-        majority = majority_share(records["validation"])
-        out["summary"] = summarize_seeds(root, {s: r["test_metrics"] for s, r in results.items()}, majority)
-    return out
+    return Prepared(init, task, labels, features, label_counts(records["train"]), words, texts, {seed: first})
 
 
-def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words, texts=None) -> dict:
+def _unit(cfg: FinetuneConfig, init: Pretrained, task, labels: list[str], seed: int, words=None) -> tuple:
+    """(a seed's training unit, its strategy report): a fresh encoder with the init's weights under the task's
+    new head, both drawn from ``seed``, with SiFT, the words' characters and the strategy applied."""
+    torch.manual_seed(seed)
+    unit = task.build(task_encoder(init.encoder()), labels)
+    attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
+    teach(unit, words)  # the words the features were encoded with
+    return unit, apply_strategy(unit, cfg.strategy, seed)
+
+
+def _seed_list(cfg: FinetuneConfig) -> list[int]:
+    return list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
+
+
+def _seeds(cfg: FinetuneConfig, prep: Prepared, root: Path, resume, hooks) -> dict:
     """Train (or, resuming, finish) every seed's run under ``root``; {seed: result}."""
-    seeds = list(dict.fromkeys(cfg.seeds)) or [cfg.train.seed]
+    seeds = _seed_list(cfg)
     results = {}
     try:
         for seed in seeds:
@@ -219,46 +276,32 @@ def _seeds(cfg, task, labels, features, root: Path, resume, hooks, counts, words
                     )
             run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
             resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
-            results[seed] = _one_run(
-                run_cfg, task, labels, features, run_dir, resumed, hooks, counts, words, texts
-            )
+            results[seed] = _one_run(run_cfg, prep, run_dir, resumed, hooks)
     except BaseException:
         abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
         raise
     return results
 
 
-def _layer_names(mix) -> list[str]:
-    return ["token layer"] + [f"lstm {i}" for i in range(1, len(mix.scalars))]
-
-
-def _one_run(
-    cfg, task, labels, features, run_dir: Path, resume: bool, hooks, counts=None, words=None, texts=None
-):
-    seed = cfg.train.seed
-    torch.manual_seed(seed)
-    encoder, tokenizer, config_json = load_encoder(
-        warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch
-    )
-    unit = task.build(task_encoder(encoder), labels)
-    attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
-    teach(unit, words)  # the words the features were encoded with
-    report = apply_strategy(unit, cfg.strategy, seed)
+def _one_run(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, resume: bool, hooks) -> dict:
+    seed, task = cfg.train.seed, prep.task
+    unit, report = prep.ready.pop(seed, None) or _unit(cfg, prep.init, task, prep.labels, seed, prep.words)
     if ddp.is_main():
         print(describe(report), file=sys.stderr)
     scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
-    batches = task.train_batches(features["train"], global_batch(cfg), seed)
-    export: Callable[[Any], dict] = merged_state
-    if texts is not None:  # joint training: RUN/best and RUN/final hold the task's model alone
-        unit, batches = joint_training(cfg, unit, batches, texts, features, tokenizer, seed)
+    batches = task.train_batches(prep.features["train"], global_batch(cfg), seed)
+    if prep.texts is not None:  # joint training: RUN/best and RUN/final hold the task's model alone
+        unit, batches = joint_training(
+            cfg, unit, batches, prep.texts, prep.features, prep.init.tokenizer, seed
+        )
         scales = {f"task.{k}": v for k, v in scales.items()} if scales else None
-        export = _task_state
-    ckpt = Checkpointer(run_dir, checkpoint_config(config_json, task, labels), tokenizer, export=export)
+    config_json = checkpoint_config(prep.init.config_json, task, prep.labels)
+    ckpt = Checkpointer(run_dir, config_json, prep.init.tokenizer, export=exported)
     trackers = Trackers(run_dir, cfg.train.report_to)  # open from fit's start to the test metrics
     result = fit(
         unit,
         batches,
-        EvalBatches(features["validation"], cfg.eval_batch_size),
+        EvalBatches(prep.features["validation"], cfg.eval_batch_size),
         cfg.train,
         ckpt,
         resume=resume,
@@ -268,38 +311,7 @@ def _one_run(
         lr_scales=scales,
         trackers=trackers,
     )
-    best, _, _, _ = load_finetuned(run_dir / "best")
-    teach(best, words)
-    device = pick_device(cfg.train.device)
-    test_batches = EvalBatches(features["test"], cfg.eval_batch_size)
-    dtype = autocast_dtype(cfg.train)  # bf16, fp16 or None: as validation picked the model
-    test = evaluate(best, test_batches, device, dtype)
-    wanted = cfg.breakdown and ddp.is_main()
-    parts = breakdown(best, test_batches, device, counts, dtype) if wanted else None
-    metrics = {
-        "test": test,
-        "best_step": result["best_step"],
-        "best_validation": result["best_value"],
-        "metric": result["metric"],  # train.metric_for_best_model, or the task's own
-        "stopped_early": result["stopped_early"],
-        "steps": result["step"],
-        "sizes": {s: f.num_examples() for s, f in features.items()},
-        "parameters": report,
-    }
-    if parts is not None:
-        metrics["breakdown"] = parts
-    if texts is not None:
-        metrics["aux_weights"] = unit.weights()
-        if ddp.is_main():
-            print(f"aux weights at the end: {metrics['aux_weights']}", file=sys.stderr)
-    mix = getattr(getattr(best, "encoder", None), "mix", None)
-    if mix is not None:  # ELMo: which biLM layers the task chose (token layer, then LSTM 1, 2, ...)
-        metrics["layer_mix"] = mix.weights()
-        if ddp.is_main():
-            shown = ", ".join(
-                f"{name} {w:.3f}" for name, w in zip(_layer_names(mix), mix.weights()["weights"])
-            )
-            print(f"layer mix of the best model: {shown}, gamma {mix.weights()['gamma']:.3f}")
+    metrics, test = _tested(cfg, prep, run_dir, result, report, unit)
     if ddp.is_main():
         write_json(metrics, run_dir / "test_metrics.json")
         trackers.finish(result["step"], test)  # test/<metric>, the run's files; the trackers' runs end
@@ -308,8 +320,67 @@ def _one_run(
     return {**result, "test_metrics": metrics}
 
 
-def _task_state(joint) -> dict:
-    return merged_state(joint.task)
+def _tested(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, result: dict, report: dict, unit) -> tuple:
+    """(the run's test_metrics.json, the test scores): the best model scored once on test, per class too
+    (cfg.breakdown), with what the run learned beside them (``learned``: train/loop.py)."""
+    best, _, _, _ = load_finetuned(run_dir / "best")
+    teach(best, prep.words)
+    device = pick_device(cfg.train.device)
+    test_batches = EvalBatches(prep.features["test"], cfg.eval_batch_size)
+    dtype = autocast_dtype(cfg.train)  # bf16, fp16 or None: as validation picked the model
+    test = evaluate(best, test_batches, device, dtype)
+    wanted = cfg.breakdown and ddp.is_main()
+    parts = breakdown(best, test_batches, device, prep.counts, dtype) if wanted else None
+    metrics = {
+        "test": test,
+        "best_step": result["best_step"],
+        "best_validation": result["best_value"],
+        "metric": result["metric"],  # train.metric_for_best_model, or the task's own
+        "stopped_early": result["stopped_early"],
+        "steps": result["step"],
+        "sizes": {s: f.num_examples() for s, f in prep.features.items()},
+        "parameters": report,
+    }
+    if parts is not None:
+        metrics["breakdown"] = parts
+    # the trained unit's (joint training: the objectives' weights) is logged, the best model's is a result
+    for source, stream in ((unit, sys.stderr), (backbone(best), sys.stdout)):
+        if hasattr(source, "learned"):
+            entries, line = source.learned()
+            metrics.update(entries)
+            if ddp.is_main():
+                print(line, file=stream)
+    return metrics, test
+
+
+def joint_training(cfg, unit, batches, texts: list[str], features: dict, tokenizer, seed: int):
+    """(the joint unit of tasks/joint.py, its batches) around the task's ``unit`` and training ``batches``:
+    each of aux.objectives (the registry's) on the unit's model; ``texts``: what ``aux_texts`` gave."""
+    aux = cfg.aux
+    model = backbone(unit)
+    stream = TokenStream(tokenizer.encode_batch(texts), tokenizer.doc_sep_id)
+    seq_len = aux.seq_len or cfg.task.max_length
+    units, sources = {}, []
+    for i, name in enumerate(aux.objectives):
+        cls: Any = OBJECTIVES[name]  # an Objective class (objectives/base.py)
+        cls.check_tokenizer(tokenizer)
+        sections = [section() for section in cls.sections.values()]
+        torch.manual_seed(seed * 1000 + i + 1)  # the objective's head: seeded like the task's head
+        units[name] = cls(model, *sections)
+        windows, collate = cls.data(stream, seq_len, tokenizer, *sections)
+        size = aux.batch_size or cfg.train.batch_size
+        sources.append(WindowBatches(windows, size, seed * 1000 + i + 1, collate))
+        if ddp.is_main():
+            print(
+                f"aux {name}: {len(windows):,} windows of {seq_len} tokens from {stream.num_docs:,} texts "
+                f"({stream.num_tokens:,} tokens)",
+                file=sys.stderr,
+            )
+    weights = aux.weights or [1.0] * len(units)
+    dev = features["validation"] if aux.learn_weights else None
+    joint = JointUnit(unit, model, units, weights, aux)
+    every = aux.meta_every * cfg.train.grad_accum
+    return joint, JointBatches(batches, sources, dev, every, seed)
 
 
 def label_counts(records: list[dict]) -> dict[str, int]:

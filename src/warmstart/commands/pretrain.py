@@ -10,22 +10,11 @@ import shutil
 from pathlib import Path
 
 from warmstart import config as C
-from warmstart.checkpoints.build import (
-    MAX_LENGTH_KEYS,
-    PretrainConfig,
-    build_unit,
-    config_class,
-    init_std,
-    model_config_json,
-    objective_name,
-    resolve,
-    sections,
-)
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.continue_from import check_tokenizer, open_init
 from warmstart.checkpoints.continue_from import load_weights as load_init_weights
 from warmstart.checkpoints.load import backbone, read_config
-from warmstart.checkpoints.workdir import recorded, resumed_paths
+from warmstart.checkpoints.workdir import recorded
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import corpus_texts, ensure_shards, options
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
@@ -41,21 +30,29 @@ from warmstart.data.unique_tokens import (
 )
 from warmstart.errors import WarmstartError
 from warmstart.hub.on_the_fly import warmstart_dir
+from warmstart.objectives.base import Objective
 from warmstart.paths import cache_dir, refuse_overlap
-from warmstart.registry import OBJECTIVES, lookup
+from warmstart.pretraining.build import build_unit, init_std, model_config_json, sections
+from warmstart.pretraining.config import PretrainConfig, resolve_pretrain_config
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import train_tokenizer
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
-from warmstart.train.resume import check_fingerprint, resumed_settings, shards_fingerprint, write_fingerprint
+from warmstart.train.resume import check_fingerprint, shards_fingerprint, write_fingerprint
 from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
 from warmstart.train.trackers import check_installed
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
+MAX_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_length")  # a family's model.max_length
 
-def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> PretrainConfig:
+
+def check_fit(
+    cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict, unit_cls: type[Objective]
+) -> PretrainConfig:
+    """``cfg`` with the tokenizer's vocabulary size, once the tokenizer, the model and ``unit_cls`` (the
+    objective) fit together."""
     given = explicit.get("model", {}).get("vocab_size")
     if given is not None and given != tokenizer.vocab_size:
         raise WarmstartError(
@@ -74,7 +71,6 @@ def check_fit(cfg: PretrainConfig, tokenizer: Tokenizer, explicit: dict) -> Pret
             f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, the one given is {tokenizer.kind}",
             f"train one with `warmstart tokenizer train --kind {cfg.data.tokenizer_kind}`",
         )
-    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     if "mlm" in unit_cls.sections and cfg.mlm.mask_prob == 0:  # a loss of 0.0 that trains nothing
         raise WarmstartError("mlm.mask_prob is 0: no token would be predicted", "set it in (0, 1], e.g. 0.15")
     unit_cls.check_tokenizer(tokenizer)
@@ -91,15 +87,9 @@ def pretrain(
     overwrite: bool = False,
     hooks=(),
 ) -> dict:
-    flags = flags or {}
-    if resume:  # the same run: flags that would change it are refused
-        explicit = resumed_settings(resume, flags, overrides, lambda e: C.from_dict(config_class(e), e))
-        explicit = resumed_paths(resume, explicit)  # relative paths: from where the run started
-        resolved = C.to_dict(C.from_dict(config_class(explicit), explicit))
-    else:
-        resolved, explicit = resolve(preset, config_file, flags, list(overrides))
-    cfg = C.from_dict(config_class(resolved), resolved)
-    cfg = dataclasses.replace(cfg, objective=objective_name(cfg))
+    """The run's config resolved once (a ``resume``: the run's own, flags that would change it refused),
+    then its tokenizer, data and unit through the fit loop; fit's result with ``run_dir``."""
+    cfg, explicit, unit_cls = resolve_pretrain_config(preset, config_file, flags, overrides, resume)
     check_installed(cfg.train.report_to)  # train.report_to=mlflow without mlflow: one line, before any work
     if not resume:  # an output that is, holds or lies inside an input is refused before anything changes
         inputs = {"--init": cfg.init, "--shards": cfg.data.shards, "tokenizer": cfg.data.tokenizer}
@@ -107,16 +97,15 @@ def pretrain(
         refuse_overlap(cfg.out, {**inputs, "word vectors": cfg.embeddings.vectors})
     init = None
     if cfg.init and not resume:  # on resume the run's own checkpoint holds the weights
-        init, cfg = _open_init(cfg, explicit)
+        init, cfg = _open_init(cfg, explicit, unit_cls)
     cfg = _recipe_tokenizer(cfg)
     tokenizer, shards_dir = _tokenizer_and_shards_source(cfg)
     if init is not None:  # with --shards, the tokenizer is the one the shards were made with
         check_tokenizer(init, tokenizer, "shards' tokenizer" if shards_dir else "tokenizer given")
-    cfg = check_fit(cfg, tokenizer, explicit)
+    cfg = check_fit(cfg, tokenizer, explicit, unit_cls)
     if shards_dir is not None:
         _check_shards(shards_dir, tokenizer)  # before anything is written
     vectors = _word_vectors(cfg) if not resume else None  # a bad vectors file fails before any write too
-    unit_cls = lookup(OBJECTIVES, "objective", cfg.objective)
     ddp.init(cfg.train.device, cfg.train.dist_timeout)  # torchrun: join the other processes
 
     def start():  # torchrun: the first process creates the run directory (and shards), the others read it
@@ -143,7 +132,7 @@ def pretrain(
         return run_dir, train, evals, unit
 
     run_dir, train, evals, unit = ddp.main_first(start)
-    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer), tokenizer)
+    ckpt = Checkpointer(run_dir, model_config_json(cfg, tokenizer, unit_cls), tokenizer)
     try:
         with hold(run_dir) if ddp.is_main() else contextlib.nullcontext():  # one process trains in a run
             result = fit(
@@ -158,7 +147,13 @@ def pretrain(
     return result
 
 
-def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, unit_cls, run_dir: Path):
+def _setup(
+    cfg: PretrainConfig,
+    tokenizer: Tokenizer,
+    shards_dir: Path | None,
+    unit_cls: type[Objective],
+    run_dir: Path,
+):
     """(training batches, evaluation batches, unit): shards prepared into the run when --corpus is given."""
     if shards_dir is None:
         shards_dir = ensure_shards(cfg.data, tokenizer, run_dir)
@@ -182,10 +177,10 @@ def _setup(cfg: PretrainConfig, tokenizer: Tokenizer, shards_dir: Path | None, u
     val_shards = TokenShards.open(shards_dir, "validation")
     val_windows, val_collate = unit_cls.data(val_shards, cfg.data.seq_len, tokenizer, *parts)
     evals = FixedWindowBatches(val_windows, batch, cfg.train.eval_batches, cfg.train.seed, val_collate)
-    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer), shards_dir
+    return train, ddp.EvalRows(evals), build_unit(cfg, tokenizer, unit_cls), shards_dir
 
 
-def _open_init(cfg: PretrainConfig, explicit: dict):
+def _open_init(cfg: PretrainConfig, explicit: dict, unit_cls: type[Objective]):
     if cfg.embeddings.vectors:
         raise WarmstartError(
             "embeddings.vectors and --init both give the starting token embeddings",
@@ -197,7 +192,7 @@ def _open_init(cfg: PretrainConfig, explicit: dict):
         data = dataclasses.replace(data, tokenizer=str(init.path))  # kept in the run's config for --resume
     cfg = dataclasses.replace(cfg, model=init.model, data=data)
     sections = RunCard.read(read_config(init.path)).sections
-    for name in lookup(OBJECTIVES, "objective", cfg.objective).shape_sections:
+    for name in unit_cls.shape_sections:
         fields = {f.name for f in dataclasses.fields(getattr(cfg, name))} - set(explicit.get(name, {}))
         saved = {k: v for k, v in (sections.get(name) or {}).items() if k in fields}
         if saved:  # the generator's shape of an ELECTRA run, unless set: its weights then load too

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from warmstart.checkpoints.features import all_layer_features
 from warmstart.checkpoints.load import load_encoder
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
+from warmstart.inference.encode import all_layer_features
 from warmstart.paths import refuse_overlap
 from warmstart.report.plots import line_plot
 from warmstart.train.checkpoint import write_json

@@ -24,7 +24,7 @@ from warmstart.paths import refuse_overlap
 from warmstart.study import search_storage as store
 from warmstart.study.cells import WEIGHTS
 from warmstart.study.parallel import run_cells
-from warmstart.study.search_space import open_space, overrides
+from warmstart.study.search_space import Space, open_space, overrides
 from warmstart.study.search_spec import SearchSpec, check_search_dir, save_spec
 from warmstart.train.best_metric import LOWER_IS_BETTER
 from warmstart.train.rundir import abandon, open_run_dir, settle
@@ -182,6 +182,14 @@ def _link_best(out: Path, target: str) -> None:
     link.symlink_to(target, target_is_directory=True)
 
 
+def check_spec(spec: SearchSpec) -> Space:
+    """The spec's space, once its keys and a point of it passed the finetune config's checks."""
+    space = open_space(spec.space)
+    for point in space.points(0)[:1] or [{d.key: d.low for d in space.dims}]:
+        _config(spec, overrides(point))  # an unknown key or a bad value in the space, before any work
+    return space
+
+
 def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, report: bool = True) -> dict:
     """Run (or resume) the search into ``out``; returns search.json's dict."""
     try:
@@ -191,9 +199,7 @@ def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, repor
 
     out = Path(out)
     refuse_overlap(out, {"--init": spec.init, "--space": spec.space if Path(spec.space).exists() else None})
-    space = open_space(spec.space)
-    for point in space.points(0)[:1] or [{d.key: d.low for d in space.dims}]:
-        _config(spec, overrides(point))  # an unknown key or a bad value in the space, before any work
+    space = check_spec(spec)
     if space.grid and spec.trials > space.size():
         print(
             f"search: {space.name} has {space.size()} configurations: {space.size()} trials", file=sys.stderr

@@ -29,15 +29,15 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
     if suffix == ".jsonl":
         for number, line in enumerate(Lines(path), 1):
             if line.strip():
-                yield readers._json_object(line, path, number), f"line {number}"
+                yield readers.json_object(line, path, number), f"line {number}"
     elif suffix == ".parquet":
         n = 0
-        for batch in readers._parquet(path).iter_batches(batch_size=4096):
+        for batch in readers.parquet_file(path).iter_batches(batch_size=4096):
             for row in batch.to_pylist():
                 n += 1
                 yield row, f"row {n}"
     else:
-        rows = readers._csv_rows(iter(Lines(path)), suffix, path)
+        rows = readers.csv_rows(iter(Lines(path)), suffix, path)
         _, header = next(rows, (0, []))
         for number, values in rows:
             if values:

@@ -65,7 +65,8 @@ def check_text(path: Path) -> None:
             )
 
 
-def _parquet(path: Path):
+def parquet_file(path: Path):
+    """``path`` opened as a pyarrow ParquetFile; a file that is not Parquet is a WarmstartError."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -75,7 +76,7 @@ def _parquet(path: Path):
         raise WarmstartError(f"{path} is not a readable Parquet file ({exc})", "write it again") from None
 
 
-def _csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[int, list[str]]]:
+def csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of each row; a quoting error is a WarmstartError naming the line."""
     limit = line_io.MAX_LINE_BYTES
     csv.field_size_limit(limit)  # a field (even one quoted over many lines) is at most a line
@@ -108,16 +109,18 @@ def file_columns(path: str | Path) -> list[str]:
     if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":
-        return list(_parquet(path).schema_arrow.names)
+        return list(parquet_file(path).schema_arrow.names)
     if suffix == ".jsonl":
         for number, line in enumerate(Lines(path), 1):
             if line.strip():
-                return list(_json_object(line, path, number))
+                return list(json_object(line, path, number))
         return []
-    return next((values for _, values in _csv_rows(iter(Lines(path)), suffix, path)), [])
+    return next((values for _, values in csv_rows(iter(Lines(path)), suffix, path)), [])
 
 
-def _json_object(line: str, path: Path | str, number: int) -> dict:
+def json_object(line: str, path: Path | str, number: int) -> dict:
+    """Line ``number`` of a JSON Lines file as an object; bad JSON, a non-object or a lone surrogate is a
+    WarmstartError naming the line."""
     try:
         obj = json.loads(line)
     except ValueError as exc:  # JSONDecodeError, or an integer of more than 4,300 digits
@@ -237,7 +240,7 @@ def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterato
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        obj = _json_object(line, path, number)
+        obj = json_object(line, path, number)
         missing = [c for c in wanted if c not in obj]
         if missing:
             raise WarmstartError(
@@ -252,7 +255,7 @@ def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterato
 
 def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     lines = Lines(path)
-    rows = _csv_rows(iter(lines), path.suffix.lower(), path)
+    rows = csv_rows(iter(lines), path.suffix.lower(), path)
     _, header = next(rows, (0, []))
     for number, values in rows:
         if not values:
@@ -271,7 +274,7 @@ def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[
 def _read_parquet(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
     offset = 0
-    for batch in _parquet(path).iter_batches(batch_size=4096, columns=wanted):
+    for batch in parquet_file(path).iter_batches(batch_size=4096, columns=wanted):
         for i, row in enumerate(batch.to_pylist()):
             record = _record(row, columns, path, f"row {offset + i + 1}", labels)
             if record is not None:

@@ -30,12 +30,12 @@ import torch
 
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
-from warmstart.hub.families import Family, refuse
+from warmstart.hub.families.base import Family, refuse
 from warmstart.models.keymap import to_hf_map
+from warmstart.registry import TASKS
 from warmstart.train.checkpoint import read_tensors
 
 NO_ADAPTER = "pass --no-adapter to export the merged model alone"
-TASK_TYPES = {"classification": "SEQ_CLS", "tagging": "TOKEN_CLS", "extractive_qa": "QUESTION_ANS"}
 REMAINDER = 1e-4  # the largest singular value an SVD may drop, relative to the largest adapted weight
 
 
@@ -162,7 +162,7 @@ def adapter_files(deltas: dict, tolerance: float, head: dict, lora: Lora, fam: F
         saved.append(top)
     config = {
         "peft_type": "LORA",
-        "task_type": TASK_TYPES.get(kind),
+        "task_type": TASKS[kind].peft_task_type if kind in TASKS else None,
         "base_model_name_or_path": base_path,
         "r": lora.rank,
         "lora_alpha": lora.alpha,

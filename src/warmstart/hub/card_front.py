@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-PIPELINES = {"classification": "text-classification", "tagging": "token-classification",
-             "extractive_qa": "question-answering", "multiple_choice": "multiple-choice",
-             "text_to_text": "text2text-generation"}  # fmt: skip
+from warmstart.registry import TASKS
+
 PRETRAINED = {"mlm": "fill-mask", "gpt2": "text-generation", "t5": "text2text-generation",
               "bart": "text2text-generation"}  # fmt: skip
 
@@ -38,7 +37,8 @@ class Front:
 def pipeline_tag(family: str, task: dict | None, objective: str | None) -> str | None:
     """The hub pipeline of a finetuned model's task, or of a pretrained model's family or objective."""
     if task:
-        return PIPELINES.get(task.get("name", "classification"))
+        name = task.get("name", "classification")
+        return TASKS[name].pipeline_tag if name in TASKS else None
     return PRETRAINED.get(family, PRETRAINED.get(objective or ""))
 
 

@@ -39,7 +39,6 @@ import torch
 from safetensors.torch import save_file
 
 from warmstart.atomic import check_writable
-from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import model_config
 from warmstart.checkpoints.sentence import declared
@@ -47,33 +46,18 @@ from warmstart.errors import WarmstartError
 from warmstart.hub.adapter import adapter_files, base_state, lora_of, merge_adapters
 from warmstart.hub.config_checks import check_sizes
 from warmstart.hub.electra_generator import export_generator, read_generator
-from warmstart.hub.families import (
-    TOKEN_IDS,
-    TOP_LEVEL,
-    Family,
-    config_from_hf,
-    config_to_hf,
-    family,
-    given_fields,
-    pretraining_class,
-    refuse,
-)
-from warmstart.hub.heads import (
-    base_name,
-    export_family,
-    export_task,
-    from_hf_state,
-    import_task,
-    padded,
-    task_unit,
-    to_hf_state,
-    warn_heads,
-)
+from warmstart.hub.families import family, pretraining_class
+from warmstart.hub.families.base import TOKEN_IDS, TOP_LEVEL, Family, refuse
+from warmstart.hub.families.configs import config_from_hf, config_to_hf, given_fields
+from warmstart.hub.heads import base_name, export_family, export_task, import_task, task_unit, warn_heads
 from warmstart.hub.model_card import model_card
 from warmstart.hub.runs import choose
 from warmstart.hub.runs import run_config as run_settings
+from warmstart.hub.tensors import from_hf_state, padded, to_hf_state
 from warmstart.hub.tokenizer import load_hf_tokenizer, save_for_transformers
 from warmstart.outputs import mark, refuse_foreign
+from warmstart.pretraining.build import build_unit, model_config_json
+from warmstart.pretraining.config import config_class
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.checkpoint import atomic_dir, read_tensors, save_weights, write_json
 
@@ -90,7 +74,7 @@ def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200]
 
 
-def _check_out(out: Path, overwrite: bool, *sources: Path) -> None:
+def check_out(out: Path, overwrite: bool, *sources: Path) -> None:
     """Refuse a non-empty ``out`` unless ``overwrite``, and an ``out`` that holds one of ``sources``."""
     refuse(out.exists() and not out.is_dir(), f"{out} exists and is not a directory", "choose another --out")
     check_writable(out)
@@ -247,9 +231,9 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
     id), else from SRC/generator/ when there is one: the electra run is then whole."""
 
     out = Path(out)
-    _check_out(out, overwrite)
+    check_out(out, overwrite)
     d = resolve_source(src)
-    _check_out(out, overwrite, d)
+    check_out(out, overwrite, d)
     hf, state = _read_hf(d)
     name = hf.get("model_type")
     fam = padded(pretraining_class(name, hf=hf, state=state), hf.get("pad_token_id"))
@@ -258,7 +242,7 @@ def import_hf(src: str | Path, out: str | Path, overwrite: bool = False, generat
     cfg = dataclasses.replace(cfg, pooler=True) if task and task.get("pooler") else cfg  # ELECTRA's summary
     gen = _generator(d, generator, fam, hf, task, cfg)
     if gen is not None:
-        _check_out(out, overwrite, gen.where)
+        check_out(out, overwrite, gen.where)
     tokenizer = load_hf_tokenizer(d, getattr(cfg, "max_length", None))
     n, v, arch = tokenizer.vocab_size, cfg.vocab_size, fam.arch
     refuse(n > v or (arch == "bert" and n != v), f"the tokenizer in {d} has {n} tokens, the model {v}",
@@ -313,7 +297,7 @@ def export_hf(
 
     chosen = choose(run, checkpoint)
     out, d = Path(out), chosen.path
-    _check_out(out, overwrite, Path(run), d)
+    check_out(out, overwrite, Path(run), d)
     run_config = _config_json(d, "a run or model directory written by warmstart")
     card = RunCard.read(run_config)
     cfg, model_cls = model_config(run_config)

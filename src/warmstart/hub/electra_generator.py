@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
-from warmstart.hub.families import VARIANTS, config_from_hf, config_to_hf, refuse
-from warmstart.hub.heads import from_hf_state, to_hf_state
+from warmstart.hub.families import VARIANTS
+from warmstart.hub.families.base import refuse
+from warmstart.hub.families.configs import config_from_hf, config_to_hf
+from warmstart.hub.tensors import from_hf_state, to_hf_state
 from warmstart.models.bert import BertModel, embedding_width
 from warmstart.objectives.mlm import MaskedLM, MLMConfig
 from warmstart.objectives.replaced_token import ElectraConfig, generator_config, generator_section

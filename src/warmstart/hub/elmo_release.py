@@ -60,14 +60,15 @@ from pathlib import Path
 
 import torch
 
-from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
 from warmstart.data.lines import Lines
 from warmstart.errors import WarmstartError
-from warmstart.hub.convert import _check_out
+from warmstart.hub.convert import check_out
 from warmstart.models.elmo import ElmoConfig
 from warmstart.nn.char_cnn import CHARS
 from warmstart.outputs import mark
+from warmstart.pretraining.build import build_unit, model_config_json
+from warmstart.pretraining.config import config_class
 from warmstart.tokenization.tokenizer import SPECIAL_TOKENS, Tokenizer
 from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
@@ -305,7 +306,7 @@ def import_elmo(src: str, out: str | Path, vocab: str | Path | None, overwrite: 
         )
     out, vocab = Path(out), Path(vocab)
     options, weights = parse_source(src)
-    _check_out(out, overwrite, options, weights, vocab)
+    check_out(out, overwrite, options, weights, vocab)
     cfg = read_options(options)
     tokenizer = vocab_tokenizer(vocab, cfg.max_characters_per_token, options)
     cfg = dataclasses.replace(cfg, vocab_size=tokenizer.vocab_size)

@@ -1,5 +1,5 @@
-"""Tensors between warmstart units and transformers checkpoints: the base model's key map plus the heads
-outside it (pretraining heads, RoBERTa's position offset, ALBERT's identity projection), and task heads.
+"""Task heads between warmstart runs and transformers' task classes; each family's heads where they differ
+from BERT's (the Task's own ``hf_head``) are in its module of :mod:`warmstart.hub.families`.
 
 A finetuned warmstart run (config.json with ``warmstart.task``) exports as:
 - classification -> ``*ForSequenceClassification``. With ``task.pooling=pooler``: BERT, ALBERT: the encoder's
@@ -27,128 +27,19 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-import torch
-
 from warmstart.checkpoints.card import checkpoint_config
-from warmstart.hub.families import BUFFERS, DROPPED, POSITIONS, Family, refuse
-from warmstart.hub.pooling import cls_head
-from warmstart.models.keymap import from_hf_map, to_hf_map
+from warmstart.hub.families.base import Family, refuse
+from warmstart.hub.pooling import scaled_pooler
+from warmstart.hub.tensors import to_hf_state
 from warmstart.registry import TASKS, family, family_of
 from warmstart.tasks.base import TaskConfig
 from warmstart.tasks.readers import HEADS, head_dropout
 
-
-# ---------------------------------------------------------------------------------------------- weights
-def padded(fam: Family, pad) -> Family:
-    """The family with its position offset for padding id ``pad`` (RoBERTa: positions start at pad + 1)."""
-    if not fam.position_offset:
-        return fam
-    refuse(not isinstance(pad, int), f"a {fam.hf_class} needs pad_token_id (its positions start after it)",
-           "add pad_token_id to config.json (RoBERTa's is 1)")  # fmt: skip
-    return dataclasses.replace(fam, position_offset=pad + 1)
-
-
-def to_hf_state(fam: Family, cfg, unit_state: dict) -> dict:
-    """A warmstart unit's tensors under transformers' names (fused projections split, Conv1D transposed)."""
-    model = {k[len(fam.unit) :]: v for k, v in unit_state.items() if k.startswith(fam.unit)}
-    out = to_hf_map(model, fam.groups(cfg), fam.prefix, fam.transposed)
-    if fam.position_offset and fam.prefix + POSITIONS in out:
-        table = out[fam.prefix + POSITIONS]
-        out[fam.prefix + POSITIONS] = torch.cat([table.new_zeros(fam.position_offset, table.shape[1]), table])
-    if fam.identity and "embed_project.weight" not in model:  # ALBERT without factorized embeddings
-        eye = torch.eye(cfg.hidden_size, dtype=model["embeddings.word.weight"].dtype)
-        out.update(
-            {f"{fam.prefix}{fam.identity}.weight": eye, f"{fam.prefix}{fam.identity}.bias": eye[0] * 0}
-        )
-    for ours, theirs in fam.heads:
-        if ours in unit_state:
-            value = unit_state[ours]
-            out[theirs] = value.reshape(1, -1) if theirs == "final_logits_bias" else value
-    return out
-
-
-def _first(items) -> str:
-    return ", ".join(items[:3]) + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")
-
-
-def from_hf_state(fam: Family, cfg, state: dict, unit_state: dict, where) -> tuple[dict, list, list]:
-    """(unit tensors, unit heads left fresh, HF head tensors dropped) of the canonical HF ``state``; a
-    tensor of the wrong shape, a missing one or an unknown one is a WarmstartError naming the first few."""
-    expected = to_hf_state(fam, cfg, unit_state)
-    shapes = [f"{k} is {tuple(state[k].shape)}, config.json says {tuple(v.shape)}"
-              for k, v in expected.items() if k in state and state[k].shape != v.shape]  # fmt: skip
-    refuse(bool(shapes), f"{where}: weights do not fit config.json: {_first(shapes)}",
-           "pass the config.json saved with these weights")  # fmt: skip
-    heads = {theirs for _, theirs in fam.heads}
-    any_head = any(h in state for h in heads)
-    missing = [k for k in expected if k not in state and (any_head or k not in heads)]
-    refuse(bool(missing), f"{where} lacks {len(missing)} of the model's weights: {_first(missing)}",
-           f"pass a complete {fam.hf_class} checkpoint (or its base model)")  # fmt: skip
-    untied = [a for a, b in fam.tied if a in state and a not in expected and b in state
-              and not torch.equal(state[a], state[b])]  # fmt: skip
-    refuse(bool(untied), f"{where}: {_first(untied)} differs from the embedding it is tied to in warmstart",
-           "untied checkpoints of this family cannot be imported")  # fmt: skip
-    tied = {a for a, _ in fam.tied}
-    dropped = sorted(k for k in state if k.startswith(DROPPED) and k not in expected and k not in tied)
-    known = expected.keys() | tied | set(dropped)
-    unexpected = [k for k in state if k not in known and not BUFFERS.fullmatch(k)]
-    refuse(bool(unexpected), f"{where} has {len(unexpected)} weights a {fam.hf_class} does not: "
-           f"{_first(unexpected)}", "check model_type and the sizes in config.json")  # fmt: skip
-    if fam.position_offset and fam.prefix + POSITIONS in state:
-        state = {**state, fam.prefix + POSITIONS: state[fam.prefix + POSITIONS][fam.position_offset :]}
-    converted = from_hf_map(state, fam.groups(cfg), fam.prefix, fam.transposed)
-    out = {fam.unit + k: v for k, v in converted.items()}
-    fresh = []
-    for ours, theirs in fam.heads:
-        if theirs in state:
-            out[ours] = state[theirs].reshape(unit_state[ours].shape)
-        else:
-            fresh.append(ours)
-    return out, fresh, dropped
-
-
-# ---------------------------------------------------------------------------------------------- tasks
 WB = ("weight", "bias")
-SUMMARY = {"summary_type": "first", "summary_use_proj": True, "summary_activation": "tanh"}  # = the pooler
 # each task with a transformers head: the suffix of its class (ForSequenceClassification, ...); the tasks
 # whose head reads the pooler (tasks/base.py: hf_head, hf_pooled), to which task.pooling applies
 TASK_CLASSES = {n: t.hf_architecture.removeprefix("Bert") for n, t in TASKS.items() if t.hf_head}
 POOLED = tuple(n for n, t in TASKS.items() if t.hf_head and t.hf_pooled)
-_SUMMARY = "sequence_summary.summary"
-# transformers families whose head of a task holds other tensors than BERT's (the task's own hf_head)
-FAMILY_HEADS = {
-    ("roberta", "classification"): (
-        ("encoder.pooler", "classifier.dense"),
-        ("classifier", "classifier.out_proj"),
-    ),
-    # ELECTRA's: a summary (dense + summary_activation) on the first token, then the classifier
-    ("electra", "multiple_choice"): (
-        ("encoder.pooler", "sequence_summary.summary"),
-        ("scorer", "classifier"),
-    ),
-    # XLNet's: a summary (dense + tanh) on the last token, then logits_proj
-    ("xlnet", "classification"): (
-        ("encoder.pooler", "sequence_summary.summary"),
-        ("classifier", "logits_proj"),
-    ),
-    ("xlnet", "multiple_choice"): (("encoder.pooler", "sequence_summary.summary"), ("scorer", "logits_proj")),
-}
-LAST_SUMMARY = {**SUMMARY, "summary_type": "last"}  # XLNet's head (its summary stays d_model wide)
-HEAD_CONFIG = {
-    ("electra", "multiple_choice"): {**SUMMARY, "summary_proj_to_labels": False},
-    ("xlnet", "classification"): LAST_SUMMARY,
-    ("xlnet", "multiple_choice"): LAST_SUMMARY,
-}
-FAMILY_CLASSES = {("xlnet", "extractive_qa"): "ForQuestionAnsweringSimple"}  # its ForQuestionAnswering: beams
-NO_EXPORT = {  # (family, task, task.pooling) -> (why, what to do)
-    ("electra", "classification", "pooler"): (
-        "a finetuned classification model with task.pooling=pooler has no ELECTRA head: transformers' "
-        "ElectraForSequenceClassification runs dense + gelu + out_proj on the first token, which cannot "
-        "compute the pooler's dense + tanh",
-        "finetune with task.pooling=cls (the default), which exports exactly",
-    )
-}
-POOLER_IN_BASE = ("roberta",)  # its classifier.dense is the base model's pooler (ELECTRA's base has none)
 PROBLEM_TYPES = {
     "single_label": "single_label_classification",
     "multi_label": "multi_label_classification",
@@ -161,14 +52,14 @@ def base_name(fam: Family) -> str:
     return fam.hf_class.split("For")[0]
 
 
-def task_class(name: str, kind: str) -> str:
-    """The suffix of the transformers class of task ``kind`` in family ``name`` (ForTokenClassification)."""
-    return FAMILY_CLASSES.get((name, kind), TASK_CLASSES[kind])
+def task_class(fam: Family, kind: str) -> str:
+    """The suffix of the transformers class of task ``kind`` in family ``fam`` (ForTokenClassification)."""
+    return fam.task_classes.get(kind, TASK_CLASSES[kind])
 
 
-def _head_names(name: str, task: str) -> list[tuple[str, str]]:
-    """(warmstart unit name, transformers name) of a task's head tensors in transformers family ``name``."""
-    pairs = FAMILY_HEADS.get((name, task), TASKS[task].hf_head)
+def _head_names(fam: Family, task: str) -> list[tuple[str, str]]:
+    """(warmstart unit name, transformers name) of a task's head tensors in transformers family ``fam``."""
+    pairs = fam.task_heads.get(task, TASKS[task].hf_head)
     return [(f"{ours}.{p}", f"{theirs}.{p}") for ours, theirs in pairs for p in WB]
 
 
@@ -199,7 +90,7 @@ def _encoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple
         f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
         "export classification, multiple_choice, tagging or extractive_qa runs, or the pretrained run",
     )
-    heads, extra, config = _head_names(name, kind), {}, {}
+    heads, extra, config = _head_names(fam, kind), {}, {}
     pooling = task.get("pooling", "cls") if kind in POOLED else None
     refuse(
         pooling not in (None, "cls", "pooler"),
@@ -207,17 +98,17 @@ def _encoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple
         f"*{TASK_CLASSES.get(kind)} read the first token; none pools the token states)",
         "finetune with task.pooling=cls (the default) or pooler to export it",
     )
-    refuse((name, kind, pooling) in NO_EXPORT, *NO_EXPORT.get((name, kind, pooling), ("", "")))
+    refuse((kind, pooling) in fam.no_export, *fam.no_export.get((kind, pooling), ("", "")))
     if pooling == "cls":  # the linear layer on [CLS] in transformers' head of the family (hub/pooling.py)
-        state, heads, extra, config = cls_head(name, kind, state, heads, cfg)
-        config = {**HEAD_CONFIG.get((name, kind), {}), **config}
+        state, heads, extra, config = fam.cls_heads.get(kind, scaled_pooler)(kind, state, heads, cfg)
+        config = {**fam.head_config.get(kind, {}), **config}
     elif pooling == "pooler":
-        config.update(HEAD_CONFIG.get((name, kind), {}))
+        config.update(fam.head_config.get(kind, {}))
     pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
     tensors.update({theirs: state[ours] for ours, theirs in heads})
     tensors.update(extra)
-    return base_name(fam) + task_class(name, kind), tensors, config
+    return base_name(fam) + task_class(fam, kind), tensors, config
 
 
 def _decoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
@@ -240,48 +131,23 @@ def _decoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple
 
 
 # ---------------------------------------------------------------------------------------------- import
-def _electra_head(kind: str, hf: dict) -> bool:
-    """Whether warmstart has ELECTRA's head of ``kind``: its classifier (dense + gelu + out_proj) it has not;
-    its multiple-choice summary only as a tanh on a dense layer (summary_activation=tanh), i.e. a pooler."""
-    if kind != "multiple_choice":
-        return kind != "classification"
-    summary = {k: hf.get(k, v) for k, v in {**SUMMARY, "summary_activation": "gelu"}.items()}  # defaults
-    return summary == SUMMARY and not hf.get("summary_proj_to_labels")
-
-
-def _xlnet_head(kind: str, hf: dict) -> bool:
-    """Whether warmstart has XLNet's head of ``kind``: its summary as a pooler (tanh(dense(last token))),
-    transformers' default; a summary of another type or activation it has not."""
-    if kind not in ("classification", "multiple_choice"):
-        return True
-    defaults = {"summary_type": "last", "summary_use_proj": True, "summary_activation": "tanh"}
-    summary = all(hf.get(k, v) == LAST_SUMMARY[k] for k, v in defaults.items())
-    return summary and not hf.get("summary_proj_to_labels")
-
-
-HEAD_CHECKS = {
-    "electra": _electra_head,
-    "xlnet": _xlnet_head,
-}  # families whose heads warmstart has only in part
-
-
 def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: int) -> dict | None:
     """The finetuned task of a transformers task checkpoint: {"task": TaskConfig fields, "labels",
     "tensors": head tensors under unit names}, its head tensors taken out of ``state`` (RoBERTa's
     classifier.dense put back as the pooler; ELECTRA's multiple-choice summary as the pooler, "pooler" then
     true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
-    kind = next((k for k in TASK_CLASSES if arch.endswith(task_class(name, k))), None)
-    check = HEAD_CHECKS.get(name)
+    kind = next((k for k in TASK_CLASSES if arch.endswith(task_class(fam, k))), None)
+    check = fam.has_head
     if kind is None or family(fam.arch).model.generates or (check is not None and not check(kind, hf)):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
-    heads = _head_names(name, kind)
+    heads = _head_names(fam, kind)
     lost = [theirs for _, theirs in heads if theirs not in state]
     refuse(bool(lost), f"the {arch} checkpoint lacks its head weights {', '.join(lost)}",
            "pass the directory save_pretrained wrote")  # fmt: skip
     tensors = {}
     for ours, theirs in heads:
-        if ours.startswith("encoder.pooler.") and name in POOLER_IN_BASE:
+        if ours.startswith("encoder.pooler.") and fam.pooler_in_base:
             state[f"{fam.prefix}pooler.dense.{ours.rsplit('.', 1)[1]}"] = state.pop(theirs)
         else:  # ELECTRA's summary: the pooler its base model has not
             tensors[ours] = state.pop(theirs)

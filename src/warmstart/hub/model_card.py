@@ -21,6 +21,7 @@ from warmstart.hub.card_front import Front, front_matter, pipeline_tag, render
 from warmstart.hub.card_names import dataset_name, datasets, public, shown, sources, test_source
 from warmstart.hub.origin import origin
 from warmstart.hub.runs import SEED, Chosen
+from warmstart.registry import TASKS
 
 AUTO = {  # transformers class suffix -> the Auto class that loads it
     "ForSequenceClassification": "AutoModelForSequenceClassification",
@@ -41,12 +42,7 @@ EXAMPLES = {  # pipeline -> (the call's input, its keywords)
     "text-generation": ('"Once upon a time"', ", max_new_tokens=20"),
     "text2text-generation": ('"a text to rewrite"', ", max_new_tokens=20"),
 }
-WARMSTART = {  # task or kind -> the warmstart call
-    "classification": 'model.predict(["a text to classify"])',
-    "tagging": 'model.predict([{"tokens": ["A", "sentence", "to", "tag", "."]}])',
-    "extractive_qa": 'model.predict([{"question": "Who wrote it?", "context": "It was written by Ada."}])',
-    "multiple_choice": 'model.predict([{"context": "The sky is", "choices": ["blue.", "loud."]}])',
-    "text_to_text": 'model.predict(["a text to rewrite"])',
+WARMSTART = {  # a pretrained model's pipeline -> the warmstart call (a task's: its Task's ``example``)
     "fill-mask": 'model.fill_mask("Paris is the [MASK] of France.")',
     "text-generation": 'model.generate("Once upon a time", max_new_tokens=20)',
 }
@@ -128,7 +124,7 @@ def _task_lines(task: dict, hf_config: dict) -> list[str]:
         lines += ["Labels: " + ", ".join(f"{i} = `{x}`" for i, x in labels.items()), ""]
     if "warmstart_head" in hf_config:
         lines += [f"Head: {hf_config['warmstart_head']}", ""]
-    elif "pooling" in task and task.get("name") in ("classification", "multiple_choice"):
+    elif "pooling" in task and task.get("name") in TASKS and TASKS[task["name"]].hf_pooled:
         lines += [f"Head: transformers' own, on task.pooling={task['pooling']}.", ""]
     return lines if len(lines) > 2 else []
 
@@ -151,7 +147,8 @@ def _usage(hf_config: dict, tag: str | None, what: str, name: str, pairs: bool, 
         lines += ["", "# the LoRA adapters alone, on the --init model (base/) with the same head",
                   "from peft import PeftModel", "", f"base = {auto}.from_pretrained({name + '/base'!r})",
                   f"model = PeftModel.from_pretrained(base, {name + '/adapter'!r})"]  # fmt: skip
-    call = WARMSTART.get(what) or WARMSTART.get(tag or "") or 'model.encode(["a sentence"])'
+    example = TASKS[what].example if what in TASKS else ""
+    call = example or WARMSTART.get(tag or "") or 'model.encode(["a sentence"])'
     lines += ["```", "", "In warmstart (the directory is imported once):", "", "```python",
               "import warmstart", "", f"model = warmstart.load({name!r})", call, "```", ""]  # fmt: skip
     return lines

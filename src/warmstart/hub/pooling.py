@@ -14,10 +14,10 @@ token, ``W h + b``. transformers has no such head; each family's is written so t
   The exported pooler is then this near-identity, not the pretrained pooler (which the cls head never read).
   In float16 ``s`` is a normal number; ``W / s`` overflows float16 only for classifier weights above 8
   (bfloat16 and float32: never).
-- ELECTRA's classifier runs ``out_proj(gelu(dense(h)))``, and ``gelu(x) - gelu(-x) = x`` exactly. Export
-  writes ``dense`` = ``[W; -W; 0]`` with bias ``[b; -b; 0]`` and ``out_proj`` = ``[I, -I, 0]`` with bias 0:
-  the head computes ``W h + b`` up to float rounding. ``dense`` is hidden_size wide, so this needs
-  2 x labels <= hidden_size; more labels are refused.
+- ELECTRA's classifier (:mod:`warmstart.hub.families.electra`) runs ``out_proj(gelu(dense(h)))``, and
+  ``gelu(x) - gelu(-x) = x`` exactly. Export writes ``dense`` = ``[W; -W; 0]`` with bias ``[b; -b; 0]`` and
+  ``out_proj`` = ``[I, -I, 0]`` with bias 0: the head computes ``W h + b`` up to float rounding. ``dense`` is
+  hidden_size wide, so this needs 2 x labels <= hidden_size; more labels are refused.
 - ELECTRA's multiple-choice summary is configurable: ``summary_use_proj=false`` with
   ``summary_activation=linear`` (the identity) is the first token itself, the scorer then ``classifier``:
   exact.
@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import torch
 
-from warmstart.hub.families import refuse
-
 POOLER_SCALE = 2.0**-13
 HEAD = {"classification": "classifier", "multiple_choice": "scorer"}  # the warmstart head of each pooled task
 NOTE = (
@@ -39,8 +37,11 @@ NOTE = (
 )
 
 
-def _scaled_pooler(name: str, kind: str, state: dict, heads: list, cfg) -> tuple:
-    """The pooler as ``s I`` (tanh(s h) / s = h to float precision) and the linear layer divided by ``s``."""
+def scaled_pooler(kind: str, state: dict, heads: list, cfg) -> tuple[dict, list, dict, dict]:
+    """(unit tensors, (unit name, transformers name) head pairs, further transformers tensors, config.json
+    fields) of a ``kind`` head on the [CLS] state as a pooler head, to be exported as ``task.pooling=pooler``
+    is: the pooler as ``s I`` (tanh(s h) / s = h to float precision) and the linear layer divided by ``s``.
+    The default of every family (``Family.cls_heads``: ELECTRA's own)."""
     head, size = HEAD[kind], cfg.hidden_size
     weight = state[f"{head}.weight"]
     eye = torch.eye(size, dtype=weight.dtype)
@@ -56,55 +57,3 @@ def _scaled_pooler(name: str, kind: str, state: dict, heads: list, cfg) -> tuple
         "a relative 5e-9 x [CLS]^2"
     )
     return state, heads, {}, {"warmstart_head": NOTE.format(how=how)}
-
-
-def _electra_classifier(name: str, kind: str, state: dict, heads: list, cfg) -> tuple:
-    """ELECTRA's dense + gelu + out_proj as ``W h + b`` exactly: gelu(x) - gelu(-x) = x."""
-    weight, bias = state["classifier.weight"], state["classifier.bias"]
-    labels, size = weight.shape
-    refuse(
-        2 * labels > size,
-        f"an ELECTRA classifier of {labels} outputs has no exact transformers head at hidden_size {size}: "
-        "ElectraForSequenceClassification's dense layer is hidden_size wide, the export needs 2 per output",
-        "finetune it from a bert, roberta or albert model (their heads take any number of labels)",
-    )
-    dense, dense_bias = weight.new_zeros(size, size), bias.new_zeros(size)
-    dense[:labels], dense[labels : 2 * labels] = weight, -weight
-    dense_bias[:labels], dense_bias[labels : 2 * labels] = bias, -bias
-    eye = torch.eye(labels, dtype=weight.dtype)
-    out = weight.new_zeros(labels, size)
-    out[:, :labels], out[:, labels : 2 * labels] = eye, -eye
-    tensors = {
-        "classifier.dense.weight": dense,
-        "classifier.dense.bias": dense_bias,
-        "classifier.out_proj.weight": out,
-        "classifier.out_proj.bias": bias.new_zeros(labels),
-    }
-    how = (
-        "classifier.dense is [W; -W; 0] with bias [b; -b; 0] and classifier.out_proj is [I, -I, 0] with "
-        "bias 0, so out_proj(gelu(dense(h))) = gelu(W h + b) - gelu(-(W h + b)) = W h + b"
-    )
-    return state, [], tensors, {"warmstart_head": NOTE.format(how=how)}
-
-
-def _electra_summary(name: str, kind: str, state: dict, heads: list, cfg) -> tuple:
-    """ELECTRA's sequence summary without projection or activation: the first token itself."""
-    config = {"summary_type": "first", "summary_use_proj": False, "summary_activation": "linear"}
-    how = (
-        "sequence_summary takes the first token with no projection and a linear (identity) activation: exact"
-    )
-    scorer = [(ours, theirs) for ours, theirs in heads if not ours.startswith("encoder.pooler.")]
-    return state, scorer, {}, {**config, "warmstart_head": NOTE.format(how=how)}
-
-
-CLS_HEADS = {
-    ("electra", "classification"): _electra_classifier,
-    ("electra", "multiple_choice"): _electra_summary,
-}
-
-
-def cls_head(name: str, kind: str, state: dict, heads: list, cfg) -> tuple[dict, list, dict, dict]:
-    """(unit tensors, (unit name, transformers name) head pairs, further transformers tensors, config.json
-    fields) of a ``kind`` head on the [CLS] state in transformers family ``name`` (module docstring). The
-    default rewrites the head as a pooler head, to be exported as ``task.pooling=pooler`` is."""
-    return CLS_HEADS.get((name, kind), _scaled_pooler)(name, kind, state, heads, cfg)

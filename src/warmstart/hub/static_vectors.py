@@ -27,12 +27,13 @@ import numpy as np
 import torch
 from tokenizers import Regex, normalizers, pre_tokenizers
 
-from warmstart.checkpoints.build import build_unit, config_class, model_config_json
 from warmstart.checkpoints.card import RunCard
 from warmstart.errors import WarmstartError
-from warmstart.hub.convert import _check_out
+from warmstart.hub.convert import check_out
 from warmstart.models.elmo import ElmoConfig
 from warmstart.outputs import mark
+from warmstart.pretraining.build import build_unit, model_config_json
+from warmstart.pretraining.config import config_class
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import word_tokenizer
 from warmstart.train.checkpoint import atomic_dir, save_weights, write_json
@@ -90,7 +91,7 @@ def import_vectors(src: str, out: str | Path, overwrite: bool = False) -> Path:
     model.safetensors, the tokenizer; see the module doc); returns ``out``."""
     spec, out = parse_source(src), Path(out)
     inputs = [Path(spec)] if Path(spec).exists() else []
-    _check_out(out, overwrite, *inputs)
+    check_out(out, overwrite, *inputs)
     wv = _checked(load_vectors(spec), spec)
     tokenizer = vectors_tokenizer(wv.words)
     cfg = ElmoConfig(

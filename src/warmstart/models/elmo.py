@@ -87,6 +87,11 @@ class ElmoModel(Checkpointing, nn.Module):  # Checkpointing: its LSTM stacks (nn
     generates = False
     decoder_only = False
     bos_first = False
+    # finetuning (train/loop.py): the strategy a run takes unless told, and the line that says so
+    default_strategy = (
+        "frozen",
+        "an ELMo run: strategy frozen (its biLM as features; --strategy full trains it too)",
+    )
 
     def __init__(self, config: ElmoConfig):
         super().__init__()

@@ -5,7 +5,8 @@ ELMo paper's task models), under the task's head. Every task takes this in place
 names the heads read.
 
 Strategies: ``frozen`` (the default for an ELMo run) trains the mix, the task biLSTM and the head;
-``full`` also trains the biLM. ``TASK_PARAMETERS`` names what trains under ``frozen``."""
+``full`` also trains the biLM. ``TASK_PARAMETERS`` names what trains under ``frozen``; ``learned`` reports
+the mix the task chose."""
 
 from __future__ import annotations
 
@@ -57,3 +58,10 @@ class ElmoTaskEncoder(nn.Module):
 
     def hidden_states(self, input_ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
         return self.bilm.hidden_states(input_ids, attention_mask)
+
+    def learned(self) -> tuple[dict, str]:
+        """What the task learned of the biLM (``learned``: train/loop.py): its layer mix."""
+        mix = self.mix.weights()
+        names = ["token layer"] + [f"lstm {i}" for i in range(1, len(self.mix.scalars))]
+        shown = ", ".join(f"{name} {w:.3f}" for name, w in zip(names, mix["weights"]))
+        return {"layer_mix": mix}, f"layer mix of the best model: {shown}, gamma {mix['gamma']:.3f}"

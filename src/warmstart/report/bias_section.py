@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from warmstart.checkpoints import gender_probe
+from warmstart.analysis import gender_probe
 from warmstart.report.html import Page
 
 

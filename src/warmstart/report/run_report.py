@@ -13,6 +13,7 @@ from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import read_config, resolve_checkpoint
 from warmstart.config import load_yaml
 from warmstart.data.shards import read_meta
+from warmstart.registry import TASKS
 from warmstart.report import breakdown_section as B
 from warmstart.report.html import Page
 from warmstart.report.panel_plot import Panel, panel_plot
@@ -189,7 +190,7 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     ]
     page.table(["run", *[f"test {k}" for k in names], f"best validation {metric}", "best step"], rows)
     B.breakdown_section(page, parts, plot_path(out, "confusion"))
-    if task.get("name") == "text_to_text":
+    if task.get("name") in TASKS and TASKS[task["name"]].report_samples:
         _samples(
             page, ["input", "reference", "generated"], text_to_text_samples, next(iter(dirs.values())), cfg
         )

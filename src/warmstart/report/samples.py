@@ -11,12 +11,12 @@ import io
 import json
 from pathlib import Path
 
-from warmstart.checkpoints.generate import run_generate
 from warmstart.checkpoints.load import resolve_checkpoint
-from warmstart.checkpoints.predict import predict_lines
 from warmstart.data.options import FinetuneDataConfig, open_finetune_data
 from warmstart.data.shards import TokenShards
 from warmstart.generation.decode import GenerationConfig
+from warmstart.inference.generate import run_generate
+from warmstart.inference.predict import predict_lines
 from warmstart.registry import family
 from warmstart.tokenization.tokenizer import Tokenizer
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from warmstart.analysis.weight_change import WeightChange, weight_change
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import read_config, resolve_checkpoint
-from warmstart.checkpoints.weight_change import WeightChange, weight_change
 from warmstart.errors import WarmstartError
 from warmstart.hub.adapter import lora_of, merge_adapters, where_trained
 from warmstart.hub.on_the_fly import warmstart_dir

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from warmstart.checkpoints.weight_change import WeightChange  # noqa: E402
+from warmstart.analysis.weight_change import WeightChange  # noqa: E402
 from warmstart.report.plots import save_png  # noqa: E402
 
 YLABEL = r"relative change $\|W_B - W_A\|_F \,/\, \|W_A\|_F$"

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import threading
 
-from warmstart.checkpoints.fill_mask import FillMask
+from warmstart.inference.fill_mask import FillMask
+from warmstart.inference.load import SavedModel
 
 
 class FillMaskModel:
     kind = "fill_mask"
     streams = False
 
-    def __init__(self, run: str):
-        self.model = FillMask(run)
+    def __init__(self, saved: SavedModel):
+        self.model = FillMask(saved)
         self.tokenizer, self.mask_token = self.model.tokenizer, self.model.mask_token
         self.lock = threading.Lock()
 

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import threading
 
-import torch
-
-from warmstart.checkpoints.load import load_finetuned
-from warmstart.checkpoints.predict import parse_record
-from warmstart.errors import WarmstartError
-from warmstart.tokenization.open_words import reading
-from warmstart.train.loop import pick_device
+from warmstart.inference.load import SavedModel
+from warmstart.inference.predict import Predictor
+from warmstart.inference.records import check_record
 
 
 class FinetunedModel:
-    """``predict(fields)`` is ``warmstart predict`` on one input line holding ``fields`` as JSON."""
+    """``predict(fields)`` is ``warmstart predict`` on one input holding ``fields``."""
 
     streams = False
 
-    def __init__(self, run: str):
-        self.unit, self.task, self.tokenizer, self.labels = load_finetuned(run)
+    def __init__(self, saved: SavedModel):
+        self.predictor = Predictor(saved.finetuned, batch_size=1)  # on CUDA when there is one
+        self.unit, self.task, self.tokenizer, self.labels = saved.finetuned
         self.kind = self.task.name
-        self.device = pick_device("auto")
-        self.unit.to(self.device)
         self.lock = threading.Lock()
 
     def info(self) -> dict:
@@ -31,15 +25,6 @@ class FinetunedModel:
 
     def predict(self, fields: dict, deadline: float | None = None) -> dict:
         """The prediction, with the input fields; ``deadline`` is not needed (one forward pass)."""
-        try:
-            record = parse_record(json.dumps(fields), 1, self.task.kind)
-        except WarmstartError as e:  # it speaks of "input line 1"
-            raise WarmstartError(e.problem.replace("input line 1", "the input"), e.fix) from None
-        with self.lock, torch.no_grad():
-            words = reading(self.unit, self.tokenizer, [record])  # ELMo: the characters of new words
-            features = self.task.encode([record], words, self.labels, "the input")
-            preds = []
-            for batch in features.eval_batches(1):
-                batch = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
-                preds += self.unit.predict(batch)
-        return {**fields, **preds[0]}
+        record = check_record(fields, 1, self.task.kind, "the input")
+        with self.lock:
+            return {**fields, **self.predictor.outputs([record])[0]}

@@ -8,10 +8,11 @@ import threading
 import time
 from collections.abc import Iterator
 
-from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
+from warmstart.inference.generate import special_ids
+from warmstart.inference.load import SavedModel
 from warmstart.models.encoder_decoder import EncoderDecoder
 
 OPTIONS = ("max_new_tokens", "strategy", "temperature", "top_k", "top_p", "seed")
@@ -42,18 +43,13 @@ class GeneratorModel:
     def __init__(self, model, tokenizer, config_json: dict, make_prompt, max_new_tokens: int = 50):
         self.model, self.tokenizer, self.make_prompt = model.eval(), tokenizer, make_prompt
         self.decoder = not isinstance(model, EncoderDecoder)
-        eos = config_json.get("eos_token_id", tokenizer.eos_id)
-        pad = next((i for i in (config_json.get("pad_token_id"), tokenizer.pad_id, eos) if i is not None), 0)
-        self.ids = dict(
-            eos_id=eos, pad_id=pad, decoder_start_id=config_json.get("decoder_start_token_id", pad)
-        )
+        self.ids = special_ids(config_json, tokenizer)
         self.max_new_tokens = max_new_tokens
         self.lock = threading.Lock()
 
     @classmethod
-    def pretrained(cls, run: str) -> GeneratorModel:
-
-        model, tokenizer, config_json = load_generator(run)
+    def pretrained(cls, saved: SavedModel) -> GeneratorModel:
+        model, tokenizer, config_json = saved.generator
         return cls(model, tokenizer, config_json, lambda text: prompt_ids(tokenizer, text, model))
 
     @classmethod

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from warmstart.registry import TASKS
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -44,11 +46,10 @@ class GenerateIn(TextIn):
 # The fields that hold the client's text: what --max-chars counts (options such as strategy do not count).
 TEXT_FIELDS = ("text", "text_pair", "question", "context", "choices")
 
+# a task's serve_input -> its body; the bodies of each served kind: the tasks', then pretrained models'
+INPUTS = {"text_pair": PairIn, "text": TextIn, "question": QuestionIn, "choices": ChoicesIn}
 BODIES = {
-    "classification": PairIn,
-    "tagging": TextIn,
-    "extractive_qa": QuestionIn,
-    "multiple_choice": ChoicesIn,
+    **{name: INPUTS[task.serve_input] for name, task in TASKS.items() if task.serve_input},
     "fill_mask": FillMaskIn,
     "generation": GenerateIn,
 }

@@ -14,11 +14,12 @@ from warmstart.atomic import check_writable, write_atomic
 from warmstart.config import load_yaml, parse_override
 from warmstart.data.subsets import check_fraction
 from warmstart.errors import WarmstartError
+from warmstart.registry import TASKS as FINETUNE_TASKS
 from warmstart.study.arms import STABILITY_KEYS
 
 SPEC_FILE = "study.yaml"
-# dataset kind -> (finetune task, baseline model)
-TASKS = {"labeled": ("classification", "tfidf"), "tagging": ("tagging", "frequent_tag")}
+# dataset kind -> (finetune task, baseline model): the tasks with a study baseline
+TASKS = {t.kind: (t.name, t.study_baseline) for t in FINETUNE_TASKS.values() if t.study_baseline}
 # finetune keys the study sets itself, and the option that sets them
 CONTROLLED = {
     "init": "the RUN argument",

@@ -97,6 +97,14 @@ class Task:
     # (empty: no transformers head, the task is not exported as one), and whether that head reads the pooler
     hf_head: tuple[tuple[str, str], ...] = ()
     hf_pooled: bool = False
+    # what the rest of warmstart asks of a task (export, model card, serve, report, study)
+    pipeline_tag: str | None = None  # the Hugging Face hub pipeline of a model finetuned on it
+    peft_task_type: str | None = None  # PEFT's task_type of its exported LoRA adapters
+    serve_input: str = ""  # the body `warmstart serve` takes for it (serve/schemas.py INPUTS); "": none
+    served_as: str = ""  # how `warmstart serve` serves it: "answer" (one forward pass), "generation"; "": not
+    example: str = ""  # the warmstart call a model card shows for it
+    report_samples: bool = False  # whether its report shows sample outputs
+    study_baseline: str = ""  # the baseline a study runs beside it on its dataset kind ("": no study)
 
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg

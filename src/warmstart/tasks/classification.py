@@ -253,6 +253,12 @@ class ClassificationTask(Task):
     hf_architecture = "BertForSequenceClassification"
     hf_head = (("classifier", "classifier"),)
     hf_pooled = True
+    pipeline_tag = "text-classification"
+    peft_task_type = "SEQ_CLS"
+    serve_input = "text_pair"
+    served_as = "answer"
+    example = 'model.predict(["a text to classify"])'
+    study_baseline = "tfidf"
 
     def __init__(self, cfg):
         super().__init__(cfg)

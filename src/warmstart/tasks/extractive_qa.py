@@ -98,6 +98,11 @@ class ExtractiveQATask(Task):
     kind = "qa"
     hf_architecture = "BertForQuestionAnswering"
     hf_head = (("qa_outputs", "qa_outputs"),)
+    pipeline_tag = "question-answering"
+    peft_task_type = "QUESTION_ANS"
+    serve_input = "question"
+    served_as = "answer"
+    example = 'model.predict([{"question": "Who wrote it?", "context": "It was written by Ada."}])'
 
     def labels(self, records: list[dict]) -> list[str]:
         return []

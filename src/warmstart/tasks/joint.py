@@ -16,6 +16,9 @@ The fit loop sees one unit and one batch stream: in training a batch is the task
 batch per objective) and, on the steps that learn weights, "dev"; in evaluation it is the task's own batch
 and the unit is the task's. RUN/best and RUN/final hold the task's
 model alone (the objectives' heads live only in the step checkpoints, for exact resume).
+
+Checked before the run directory exists (``check_aux``); the objectives' text is ``aux_texts``; RUN/best
+and RUN/final take ``exported``. `finetune` builds the objectives' units (their classes are the registry's).
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ import torch
 from torch import nn
 
 from warmstart.config import opt
+from warmstart.data.catalog import open_dataset
 from warmstart.data.order import step_generator
 from warmstart.errors import WarmstartError
+from warmstart.train import distributed as ddp
+from warmstart.train.strategies import merged_state
 
 
 @dataclass
@@ -109,6 +115,10 @@ class JointUnit(nn.Module):
     def weights(self) -> dict[str, float]:
         return {name: float(w) for name, w in zip(self.aux, self.log_weights.exp())}
 
+    def learned(self) -> tuple[dict, str]:
+        """What the run learned beside the task (train/loop.py's ``learned``): the objectives' weights."""
+        return {"aux_weights": self.weights()}, f"aux weights at the end: {self.weights()}"
+
     def summarize(self, means: dict) -> dict:
         return self.task.summarize(means) if hasattr(self.task, "summarize") else means
 
@@ -182,3 +192,46 @@ class JointBatches:
 
     def position(self, index: int) -> tuple[int, int]:
         return self.task.position(index)
+
+
+def check_aux(cfg, family: str, objectives: dict) -> None:
+    """Refuse, before the run directory exists, objectives a ``family`` model cannot train and setups not
+    covered; ``objectives``: the registry's table, name -> class."""
+    if not cfg.aux.objectives:
+        return
+    if ddp.world() > 1 or cfg.train.fsdp:
+        raise WarmstartError(
+            "aux.objectives runs in one process only (torchrun splits the task's rows, not the objectives')",
+            "run it without torchrun",
+        )
+    for name in cfg.aux.objectives:
+        if name not in objectives:
+            raise WarmstartError(
+                f"unknown objective '{name}'", f"choose one of: {', '.join(sorted(objectives))}"
+            )
+        cls = objectives[name]
+        if family not in cls.families or cls.data_kind != "windows":
+            fits = [n for n, c in objectives.items() if family in c.families and c.data_kind == "windows"]
+            raise WarmstartError(
+                f"aux.objectives: {name} cannot train a {family} model beside a task",
+                f"choose from: {', '.join(fits)}",
+            )
+
+
+def aux_texts(cfg, records: dict) -> list[str]:
+    """The objectives' text: aux.corpus's documents (at most aux.corpus_limit), or the task's own inputs."""
+    if not cfg.aux.corpus:
+        return task_texts(records["train"])
+    texts = []
+    for r in open_dataset(cfg.aux.corpus).records("train"):
+        texts += task_texts([r])
+        if len(texts) >= cfg.aux.corpus_limit:
+            break
+    if not texts:
+        raise WarmstartError(f"aux.corpus {cfg.aux.corpus} has no text", "name a corpus, e.g. wiki-leads")
+    return texts
+
+
+def exported(unit: nn.Module) -> dict:
+    """The weights RUN/best and RUN/final hold: the unit's, LoRA merged; of a joint unit, the task's alone."""
+    return merged_state(unit.task if isinstance(unit, JointUnit) else unit)

@@ -82,6 +82,10 @@ class MultipleChoiceTask(Task):
     hf_architecture = "BertForMultipleChoice"
     hf_head = (("scorer", "classifier"),)
     hf_pooled = True
+    pipeline_tag = "multiple-choice"
+    serve_input = "choices"
+    served_as = "answer"
+    example = 'model.predict([{"context": "The sky is", "choices": ["blue.", "loud."]}])'
 
     def labels(self, records: list[dict]) -> list[str]:
         return []

@@ -297,6 +297,10 @@ class MultitaskTask(TextToTextTask):
 
     name = "multitask"
     kind = "seq2seq"
+    pipeline_tag = None  # a mixture: no one hub pipeline, no serving, no samples in its report
+    served_as = ""
+    example = ""
+    report_samples = False
 
     kinds = ("seq2seq",)  # `warmstart evaluate` on one dataset; training reads multitask.tasks
 

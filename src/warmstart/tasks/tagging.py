@@ -91,6 +91,12 @@ class TaggingTask(Task):
     kind = "tagging"
     hf_architecture = "BertForTokenClassification"
     hf_head = (("classifier", "classifier"),)
+    pipeline_tag = "token-classification"
+    peft_task_type = "TOKEN_CLS"
+    serve_input = "text"
+    served_as = "answer"
+    example = 'model.predict([{"tokens": ["A", "sentence", "to", "tag", "."]}])'
+    study_baseline = "frequent_tag"
 
     def labels(self, records: list[dict]) -> list[str]:
         """The tag names. BIO tags: "O" first, then the others sorted, each entity type with both its B- and

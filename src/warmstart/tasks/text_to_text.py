@@ -42,6 +42,10 @@ class TextToTextTask(Task):
     name = "text_to_text"
     kind = "seq2seq"
     kinds = tuple(SCORING)
+    pipeline_tag = "text2text-generation"
+    served_as = "generation"
+    example = 'model.predict(["a text to rewrite"])'
+    report_samples = True
 
     def bind(self, tokenizer, config_json: dict, family) -> None:
         self.tokenizer, self.model_type, self.family = tokenizer, family.name, family

@@ -3,6 +3,13 @@
 It only needs a training *unit* (an ``nn.Module`` whose ``forward(batch)`` returns ``(loss, stats)`` where
 ``stats`` maps a metric name to ``(sum, count)``), a training source whose ``batch(i)`` is micro-batch ``i``
 (a pure function of ``i``, so resuming replays nothing), and an iterable of evaluation batches.
+
+Finetuning asks a family what differs about it, never its name: the model class's ``default_strategy``
+((strategy, the line saying so): the strategy a run takes unless told, read from the card before any model
+is built), its ``task_encoder()`` (what a task's head goes on, e.g. ELMo's layer mix), that encoder's
+``TASK_PARAMETERS`` (what trains under every strategy: train/strategies.py), and ``learned() -> (entries,
+line)`` on a trained unit or its encoder: what the run learned beside the test metrics (joint training's
+objective weights, ELMo's layer mix), saved with them and printed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Hidden states as features: choose layers, pool, save to .npy; and linear probes layer by layer.
+"""Hidden states as features: choose layers, pool (as a sentence-transformers model declares, when it does),
+normalize; the per-layer features of linear probes.
 
 Layer spec (``--layer``): ``last``, ``second_to_last``, ``sum_last4``, ``concat_last4``, or an index into
 [embeddings, layer 1, ..., layer L] (0 = the embedding output, -1 = the last layer). Pooling: ``cls`` (the
@@ -14,6 +15,7 @@ import numpy as np
 import torch
 
 from warmstart.checkpoints.load import check_length
+from warmstart.checkpoints.sentence import declared
 from warmstart.errors import WarmstartError
 from warmstart.nn.pooling import check_layer, cls_at_end, pool, select
 from warmstart.tasks.base import encoder_inputs
@@ -81,3 +83,39 @@ def all_layer_features(encoder, tokenizer, texts, pooling: str, max_length: int)
             out = np.zeros((len(states), len(texts), pooled.shape[-1]), dtype=np.float32)
         out[:, idx] = pooled
     return out
+
+
+def sentence_options(card, pooling: str | None, normalize: bool | None) -> tuple[str, bool, int | None]:
+    """(pooling, normalize, max_length): the ones asked for, else what the model declares (recorded in its
+    run card at import, or read from the directory it was imported from), else [CLS], as is, None."""
+    said = card.sections.get("sentence") or declared(card.imported_from) or {}
+    pooling = pooling or said.get("pooling", "cls")
+    return pooling, said.get("normalize", False) if normalize is None else normalize, said.get("max_length")
+
+
+def unit_length(vectors):
+    """Rows scaled to length 1 (sentence-transformers' Normalize)."""
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def sentence_vectors(
+    encoder,
+    tokenizer,
+    card,
+    texts: list[str],
+    layer: str = "last",
+    pooling: str | None = None,
+    normalize: bool | None = None,
+    max_length: int | None = None,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> tuple[np.ndarray, str, bool]:
+    """(vectors, pooling, normalize) of ``texts`` (`warmstart embed`, ``Model.encode``): ``pooling`` and
+    ``normalize`` None are what the model declares (``sentence_options``); ``max_length`` None is the
+    declared length, else the model's positions, at most 512."""
+    pooling, normalize, declared_length = sentence_options(card, pooling, normalize)
+    if max_length is None:
+        limit = getattr(encoder.config, "max_length", None) or 512  # None: no learned positions
+        max_length = min(declared_length or limit, limit)
+    vectors = embed(encoder, tokenizer, texts, layer, pooling, max_length, batch_size, progress)
+    return (unit_length(vectors) if normalize else vectors), pooling, normalize

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tests.helpers.shapes import SHAPES, tiny_encoder
-from warmstart.checkpoints.weight_change import weight_change
+from warmstart.analysis.weight_change import weight_change
 from warmstart.config import from_dict
 from warmstart.errors import WarmstartError
 from warmstart.registry import MODELS

@@ -1,14 +1,22 @@
-"""Generate from a saved checkpoint (what `warmstart generate` runs)."""
+"""Generate from a saved model: the texts of `warmstart generate`, ``Model.generate`` and a report's
+samples; `warmstart serve` streams with the same special ids."""
 
 from __future__ import annotations
 
 import sys
 
-from warmstart.checkpoints.load import load_generator
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, cut_at_stop, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
+from warmstart.inference.load import SavedModel
 from warmstart.models.encoder_decoder import EncoderDecoder
+
+
+def special_ids(config_json: dict, tokenizer) -> dict:
+    """``generate``'s ``eos_id``, ``pad_id`` and ``decoder_start_id``: config.json's, else the tokenizer's."""
+    eos = config_json.get("eos_token_id", tokenizer.eos_id)
+    pad = next((i for i in (config_json.get("pad_token_id"), tokenizer.pad_id, eos) if i is not None), 0)
+    return dict(eos_id=eos, pad_id=pad, decoder_start_id=config_json.get("decoder_start_token_id", pad))
 
 
 def run_generate(
@@ -18,16 +26,15 @@ def run_generate(
     ``num_return_sequences`` n, n per prompt, prompt by prompt): decoders the prompt and its continuation,
     encoder-decoders the output, each cut before a ``stop`` string. One prompt with greedy or sample (one
     text, no stop strings) streams. Returns the printed texts. ``stream``: default sys.stdout. ``loaded``:
-    ``load_generator(path)`` already done (the model on the device it generates on)."""
+    ``SavedModel.generator`` already loaded (the model on the device it generates on)."""
 
     stream = stream or sys.stdout
     if not prompts:
         raise WarmstartError("no prompt given", "pass --prompt TEXT or --file PROMPTS.txt")
-    model, tokenizer, config_json = loaded or load_generator(path)
+    model, tokenizer, config_json = loaded or SavedModel(path, prefer="final").generator
     ids = [prompt_ids(tokenizer, p, model) for p in prompts]
-    eos = config_json.get("eos_token_id", tokenizer.eos_id)
-    pad = next((i for i in (config_json.get("pad_token_id"), tokenizer.pad_id, eos) if i is not None), 0)
-    kwargs = dict(eos_id=eos, pad_id=pad, decoder_start_id=config_json.get("decoder_start_token_id", pad))
+    kwargs = special_ids(config_json, tokenizer)
+    eos = kwargs["eos_id"]
     decoder = not isinstance(model, EncoderDecoder)
     streamers = [Streamer(tokenizer, p if decoder else [], stream, not show_special) for p in ids]
     if len(prompts) == 1 and cfg.strategy != "beam" and cfg.num_return_sequences == 1 and not cfg.stop:

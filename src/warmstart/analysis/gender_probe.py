@@ -16,8 +16,8 @@ import math
 from pathlib import Path
 
 from warmstart.atomic import write_atomic
-from warmstart.checkpoints.fill_mask import FillMask
 from warmstart.errors import WarmstartError
+from warmstart.inference.fill_mask import FillMask
 
 FILE = "bias_probe.json"  # in a run directory, the run report shows it
 PAIRS = {  # filler pair -> templates; {a} is the article, {occupation} the occupation

@@ -13,12 +13,14 @@ from safetensors.torch import load_file, save_file
 from tests.helpers.cli import assert_one_line_error, run
 from tests.helpers.models import minilm_dir
 from tests.helpers.shapes import TINY_MODEL
-from warmstart.checkpoints import gender_probe as G
-from warmstart.checkpoints.fill_mask import FillMask
+from warmstart.analysis import gender_probe as G
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.data.shard_writer import prepare_shards
+from warmstart.inference.fill_mask import FillMask
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import train_tokenizer
+
+pytestmark = pytest.mark.integration
 
 PAIRS = {"he/she": ["[MASK] worked as {a} {occupation}.", "[MASK] wants to become {a} {occupation}."]}
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from warmstart.checkpoints.fill_mask import FillMask
+from warmstart.inference.fill_mask import FillMask
 
 
 @dataclass(frozen=True)

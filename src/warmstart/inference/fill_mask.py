@@ -14,9 +14,9 @@ from __future__ import annotations
 import torch
 from safetensors.torch import load_file
 
-from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import load_encoder, resolve_checkpoint
+from warmstart.checkpoints.load import load_encoder
 from warmstart.errors import WarmstartError
+from warmstart.inference.load import SavedModel
 from warmstart.objectives.emd import emd_states
 from warmstart.objectives.mlm import MaskedLM, MLMHead
 from warmstart.registry import OBJECTIVES
@@ -55,14 +55,21 @@ def untrained(head: MLMHead) -> bool:
 
 
 class FillMask:
-    def __init__(self, run: str, random_init: bool = False, seed: int = 0, device: str = "auto"):
+    """The masks of a text filled by ``run``: a run or model directory (its final model), or a SavedModel
+    (its encoder, loaded once, moves to ``device``)."""
+
+    def __init__(self, run: str | SavedModel, random_init: bool = False, seed: int = 0, device: str = "auto"):
         torch.manual_seed(seed)  # the random twin's weights
-        encoder, self.tokenizer, config_json = load_encoder(run, random_init=random_init)
-        card = RunCard.read(config_json)
+        saved = run if isinstance(run, SavedModel) else SavedModel(run, prefer="final")
+        if random_init:
+            encoder, self.tokenizer, _ = load_encoder(saved.path, random_init=True)
+        else:
+            encoder, self.tokenizer, _ = saved.encoder
+        card = saved.card
         if card.finetuned:  # its card still names the pretraining objective, but the MLM head stayed behind
             raise WarmstartError(
-                f"{run} holds a finetuned {card.task_name} model: finetuning keeps the encoder, not the MLM "
-                "head that fills masks",
+                f"{saved.name} holds a finetuned {card.task_name} model: finetuning keeps the encoder, not "
+                "the MLM head that fills masks",
                 "use the pretrained run it was finetuned from (its --init)",
             )
         objective = card.objective
@@ -70,7 +77,8 @@ class FillMask:
         self.emd_passes = emd.get("passes")  # the head reads the decoder's states
         if not fills_masks(objective) or self.tokenizer.mask_id is None:
             raise WarmstartError(
-                f"{run} was pretrained with {objective or 'an unknown objective'}, which has no MLM head",
+                f"{saved.name} was pretrained with {objective or 'an unknown objective'}, which has no MLM "
+                "head",
                 "use a run pretrained with mlm, mlm+nsp, mlm+sop or plm (`pretrain --objective mlm`)",
             )
         c = encoder.config
@@ -81,7 +89,7 @@ class FillMask:
             else MLMHead(c.hidden_size, c.vocab_size, c.hidden_act, c.layer_norm_eps, encoder.word_embeddings)
         )
         if head is not None and not random_init:
-            state = load_file(str(resolve_checkpoint(run) / "model.safetensors"))
+            state = load_file(str(saved.path / "model.safetensors"))
             head.load_state_dict({k[len("head.") :]: v for k, v in state.items() if k.startswith("head.")})
         self.head_untrained = head is not None and not random_init and untrained(head)
         self.device = pick_device(device)

@@ -1,0 +1,84 @@
+"""Predictions of a finetuned model: records in, one prediction dict per record out (`warmstart predict`,
+``Model.predict``, `warmstart serve`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from warmstart.inference.load import Finetuned, SavedModel
+from warmstart.inference.records import check_record, parse_record
+from warmstart.tokenization.open_words import reading
+from warmstart.train.loop import pick_device
+
+
+def _size(record: dict) -> int:
+    """Characters of an input record's texts: the batching key (tokens follow characters closely)."""
+    return sum(len(v) if isinstance(v, str) else len(" ".join(map(str, v))) if isinstance(v, list) else 0
+               for v in record.values())  # fmt: skip
+
+
+def _plain(value):
+    """``value`` with tuples as lists and keys as strings, as JSON holds it."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+class Predictor:
+    """A finetuned model (``SavedModel.finetuned``), moved to ``device``, that predicts records: dicts with
+    the task's keys ({"text"}, {"text", "text_pair"}, {"question", "context"}, {"context", "choices"},
+    {"tokens"})."""
+
+    def __init__(self, model: Finetuned, batch_size: int = 64, device: str = "auto", dtype=None):
+        self.unit, self.task, self.tokenizer, self.labels = model
+        self.device = pick_device(device)  # auto: CUDA when there is one
+        self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
+        self.batch_size = batch_size
+
+    def record(self, item, number: int, where: str | None = None) -> dict:
+        """An input item (a string, a dict, or a JSON line) as a checked record; errors name ``where``."""
+        if isinstance(item, dict):
+            return check_record(_plain(item), number, self.task.kind, where)
+        return parse_record(str(item), number, self.task.kind, where)
+
+    def predict(self, records: list[dict]) -> list[dict]:
+        """One prediction per record, in order, with the record's texts."""
+        out = []
+        for record, pred in zip(records, self.outputs(records), strict=True):
+            shown = {k: record[k] for k in ("text", "text_pair", "question", "choices") if k in record}
+            out.append({**shown, **pred})
+        return out
+
+    def outputs(self, records: list[dict]) -> list[dict]:
+        """The model's output for each record, in order: batched by size (less padding), no autograd graph."""
+        import torch
+
+        order = sorted(range(len(records)), key=lambda i: _size(records[i]))
+        ordered = [records[i] for i in order]
+        words = reading(self.unit, self.tokenizer, ordered)  # ELMo: the characters of new words
+        features = self.task.encode(ordered, words, self.labels, "the input")
+        preds = [None] * len(records)
+        done = iter(order)
+        with torch.inference_mode():
+            for batch in features.eval_batches(self.batch_size):
+                batch = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
+                for pred in self.unit.predict(batch):
+                    preds[next(done)] = pred
+        return preds
+
+
+def predict_lines(run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64) -> Iterator[dict]:
+    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines."""
+    predictor = Predictor(SavedModel(run, use="predicting with").finetuned, batch_size)
+    pending: list[dict] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        pending.append(parse_record(line, number, predictor.task.kind))
+        if len(pending) == chunk:
+            yield from predictor.predict(pending)
+            pending = []
+    if pending:
+        yield from predictor.predict(pending)

@@ -1,0 +1,59 @@
+"""Inputs of a finetuned model as records of its task.
+
+An input is a JSON object in the task's record shape, or plain text where the task allows it
+(classification: the text; tagging: whitespace-separated words). Extractive QA needs ``{"question",
+"context"}`` and multiple choice ``{"context", "choices"}`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+
+from warmstart.data import readers
+from warmstart.errors import WarmstartError
+
+TEXT_KEYS = ("text", "text_pair", "question", "context")
+LIST_KEYS = ("tokens", "choices")
+
+
+def parse_record(line: str, number: int, kind: str, where: str | None = None) -> dict:
+    """One input line (a JSON object or plain text) as a record of the task's ``kind``; errors name
+    ``where`` (the Python API's ``inputs[3]``), else the input line ``number``."""
+    line = line.strip()
+    if line.startswith("{"):
+        obj = readers.json_object(line, "the input", number)  # one clear line for bad JSON or a non-object
+    elif kind in ("labeled", "tagging", "seq2seq"):
+        obj = {"text": line}
+    else:
+        raise WarmstartError(
+            f"{where or f'input line {number}'} is plain text, but this model needs JSON objects",
+            'write lines like {"question": ..., "context": ...} (QA) or {"context": ..., "choices": [...]}',
+        )
+    return check_record(obj, number, kind, where)
+
+
+def check_record(obj: dict, number: int, kind: str, where: str | None = None) -> dict:
+    """An input given as a dict (its values as JSON has them) as a record of the task's ``kind``."""
+    at = where or f"input line {number}"
+    for key, value in obj.items():
+        texts = isinstance(value, list) and all(isinstance(x, str) for x in value)
+        if (key in TEXT_KEYS and not isinstance(value, str)) or (key in LIST_KEYS and not texts):
+            must = "a string" if key in TEXT_KEYS else "a list of strings"
+            raise WarmstartError(
+                f"{at}: '{key}' must be {must}, got {json.dumps(value)[:60]}",
+                'e.g. {"text": "a review"}, {"tokens": ["New", "York"]}, {"choices": ["yes", "no"]}',
+            )
+    if kind == "tagging":
+        tokens = obj.get("tokens") or str(obj.get("text", "")).split()
+        obj = {**obj, "tokens": tokens, "text": " ".join(tokens), "tags": ["O"] * len(tokens)}
+    elif kind == "qa":
+        if "question" not in obj or "context" not in obj:
+            raise WarmstartError(f"{at} lacks question or context", "give both keys")
+        obj = {"id": str(number), "answers": [], **obj, "text": obj["context"]}
+    elif kind == "choice":
+        if "choices" not in obj:
+            raise WarmstartError(f"{at} has no choices", 'add "choices": [...]')
+        obj = {**obj, "text": obj.get("context", obj.get("text", "")), "label": 0}
+    if not str(obj.get("text", "")).strip():
+        raise WarmstartError(f"{at} has no text", "remove empty lines or fill them in")
+    return obj
