@@ -225,3 +225,14 @@ def test_projection_png(royal, tmp_path):
     assert Path(tsne["path"]).stat().st_size > 1000 and tsne["method"] == "tsne"
     with pytest.raises(WarmstartError, match="unknown projection"):
         projection_png(wv, pairs, tmp_path / "x.png", method="umap")
+
+
+def test_a_projection_is_written_in_the_format_its_name_says(royal, tmp_path):
+    pairs = [("man", "woman"), ("king", "queen")]
+    svg = Path(projection_png(royal, pairs, tmp_path / "royal.svg")["path"])
+    assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+    pdf = Path(projection_png(royal, pairs, tmp_path / "royal.pdf")["path"])
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(WarmstartError, match="not the name of a picture file"):
+        projection_png(royal, pairs, tmp_path / "royal.csv")
+    assert not (tmp_path / "royal.csv").exists()

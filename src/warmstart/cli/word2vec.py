@@ -82,6 +82,7 @@ def _plot(a):
             f"pairs must look like word:word, got {', '.join(bad)}", "e.g. --pairs france:paris"
         )
     refuse_same_file(a.out, {"vectors file": a.vectors})
+    plot.picture_format(a.out)  # before the vectors are read
     info = plot.projection_png(load_vectors(a.vectors), pairs, a.out, method=a.method)
     print(f"projection written to {a.out}")
     if info.get("skipped"):

@@ -172,8 +172,11 @@ def plot_senses(
         _static_panel(axes[0][1], static, word, senses or {}, colours)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=150)
-    plt.close(fig)
+    try:  # the format its name says (`embed --plot` refuses others); written whole or not at all
+        fmt = out.suffix.lower().lstrip(".") or "png"
+        write_atomic(out, lambda fh: fig.savefig(fh, format=fmt, dpi=150))
+    finally:
+        plt.close(fig)
     return out
 
 

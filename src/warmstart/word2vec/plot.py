@@ -123,8 +123,22 @@ def projection_png(
     ax.margins(0.12)
     fig.tight_layout()
     out = Path(out)
-    try:
-        write_atomic(out, lambda fh: fig.savefig(fh, format="png"))
+    try:  # the format its name says: .png, .svg (text stays text) or .pdf
+        write_atomic(out, lambda fh: fig.savefig(fh, format=picture_format(out)))
     finally:
         plt.close(fig)
     return {"path": str(out), "method": method, "used": used, "skipped": skipped}
+
+
+PICTURES = ("png", "svg", "pdf")
+
+
+def picture_format(out: str | Path) -> str:
+    """The picture format ``out``'s name asks for; WarmstartError for a name that is not a picture's."""
+    fmt = Path(out).suffix.lower().lstrip(".")
+    if fmt not in PICTURES:
+        raise WarmstartError(
+            f"{out} is not the name of a picture file",
+            f"end it in {', '.join('.' + f for f in PICTURES)}, e.g. {Path(out).with_suffix('.png').name}",
+        )
+    return fmt
