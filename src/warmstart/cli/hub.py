@@ -27,10 +27,23 @@ def _import(a):
 
 
 def _export(a):
+    from warmstart.errors import WarmstartError
     from warmstart.hub.convert import export_hf
     from warmstart.hub.runs import choose
 
     chosen = choose(a.run, a.checkpoint)  # refused here, in one line, before anything is written
+    if a.to != "onnx" and (a.quantize or a.optimize):
+        raise WarmstartError("--quantize and --optimize go with --to onnx", "add --to onnx, or drop them")
+    if a.to == "onnx":
+        from warmstart.deploy.onnx_export import export_onnx
+
+        out, measured = export_onnx(a.run, a.out, a.overwrite, a.checkpoint, a.quantize, a.optimize)
+        gap = measured["max_abs_difference"]
+        print(
+            f"exported {chosen.says()} to {out} (ONNX, {a.quantize or 'fp32'}; scores within {gap:.1e} of "
+            "PyTorch's on a sample; predict, evaluate, serve and warmstart.load take it)"
+        )
+        return
     out = export_hf(a.run, a.out, overwrite=a.overwrite, checkpoint=a.checkpoint, adapter=a.adapter)
     extra = ", PEFT adapters in adapter/ on base/" if (out / "adapter").is_dir() else ""
     print(
@@ -75,7 +88,15 @@ def add_export(sub) -> None:
         help="run directory (finetuned: its best model, the one predict, evaluate and test_metrics.json "
         "use; pretrained: its final model) or a model/checkpoint directory",
     )
-    ex.add_argument("--to", default="hf", choices=["hf"], help="format: hf (transformers from_pretrained)")
+    ex.add_argument(
+        "--to", default="hf", choices=["hf", "onnx"],
+        help="format: hf (transformers from_pretrained), or onnx (a finetuned model's graph for onnxruntime, "
+        "which predict, evaluate, serve and warmstart.load take)",
+    )  # fmt: skip
+    ex.add_argument("--quantize", choices=["int8"], help="--to onnx: int8 weights (dynamic quantization)")
+    ex.add_argument(
+        "--optimize", action="store_true", help="--to onnx: save onnxruntime's graph optimizations"
+    )
     ex.add_argument("--out", required=True, help="output directory")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     ex.add_argument(
