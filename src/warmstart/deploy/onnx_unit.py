@@ -44,7 +44,8 @@ def session(path: Path, threads: int | None = None):
 
 
 class OnnxUnit:
-    """What inference/ asks of a unit (``predict``, ``to``, ``eval``), the scores from onnxruntime."""
+    """What inference/ asks of a unit (``predict``, ``to``, a call for evaluation; the mode switches and the
+    rest go to the shell), the scores from onnxruntime."""
 
     def __init__(self, shell: torch.nn.Module, run):
         self.shell, self.run = shell, run
@@ -66,12 +67,6 @@ class OnnxUnit:
         return getattr(self.shell, name)
 
     def to(self, *args, **kwargs) -> OnnxUnit:  # the graph runs where onnxruntime runs it
-        return self
-
-    def eval(self) -> OnnxUnit:
-        return self
-
-    def train(self, mode: bool = True) -> OnnxUnit:
         return self
 
 
