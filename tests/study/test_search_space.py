@@ -82,3 +82,12 @@ def test_a_bad_space_is_one_line(tmp_path, text, words):
 def test_an_unknown_space_name_lists_the_named_ones():
     with pytest.raises(WarmstartError, match="bert-grid, lectures"):
         open_space("bert-grod")
+
+
+@pytest.mark.parametrize("name", ["bert-grid", "lectures"])
+def test_the_named_spaces_pass_the_finetune_config_checks(name):
+    from warmstart.commands.search import check_spec
+    from warmstart.study.search_spec import SearchSpec
+
+    space = check_spec(SearchSpec(init="runs/none", space=name))  # the default space was refused once
+    assert space is NAMED[name] and set(space.example()) == {d.key for d in space.dims}

@@ -185,8 +185,7 @@ def _link_best(out: Path, target: str) -> None:
 def check_spec(spec: SearchSpec) -> Space:
     """The spec's space, once its keys and a point of it passed the finetune config's checks."""
     space = open_space(spec.space)
-    for point in space.points(0)[:1] or [{d.key: d.low for d in space.dims}]:
-        _config(spec, overrides(point))  # an unknown key or a bad value in the space, before any work
+    _config(spec, overrides(space.example()))  # an unknown key or a bad value in the space, before any work
     return space
 
 

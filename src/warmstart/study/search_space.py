@@ -82,6 +82,10 @@ class Space:
         random.Random(seed).shuffle(combos)
         return combos
 
+    def example(self) -> dict:
+        """One point of the space: each choice's first, each range's low end."""
+        return {d.key: d.choices[0] if d.kind == "categorical" else d.low for d in self.dims}
+
     def size(self) -> int | None:
         return math.prod(len(d.choices) for d in self.dims) if self.grid else None
 
