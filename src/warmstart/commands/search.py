@@ -25,7 +25,8 @@ from warmstart.study import search_storage as store
 from warmstart.study.cells import WEIGHTS
 from warmstart.study.parallel import run_cells
 from warmstart.study.search_space import Space, open_space, overrides
-from warmstart.study.search_spec import SearchSpec, check_search_dir, save_spec
+from warmstart.study.search_spec import SPEC_FILE, SearchSpec, check_search_dir
+from warmstart.study.spec import save_spec
 from warmstart.train.best_metric import LOWER_IS_BETTER
 from warmstart.train.rundir import abandon, open_run_dir, settle
 
@@ -209,7 +210,7 @@ def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, repor
         open_run_dir(out, overwrite=True, kind="search")
     out.mkdir(parents=True, exist_ok=True)
     mark(out, "search")
-    save_spec(out, spec)
+    save_spec(out, spec, SPEC_FILE)
     print(f"search: {space.describe()}; {spec.trials} trials in {spec.storage_url(out)}", file=sys.stderr)
     try:
         jobs = [(i, (spec.to_dict(), str(out), direction)) for i in range(spec.workers)]

@@ -9,9 +9,9 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from warmstart.atomic import check_writable, write_atomic
 from warmstart.config import load_yaml
 from warmstart.errors import WarmstartError
+from warmstart.study.spec import RESUME_FIX, dir_state
 
 SPEC_FILE = "search.yaml"
 PRUNERS = ("median", "halving", "none")
@@ -19,7 +19,6 @@ PRUNERS = ("median", "halving", "none")
 FREE = {"trials", "workers", "keep_models", "final_seeds", "default"}
 # finetune keys the search sets itself, and the option that sets them
 CONTROLLED = {"init": "--init", "out": "--out", "seeds": "--repeats or a `seed` dimension"}
-RESUME_FIX = "rerun the same command to resume it, pass --overwrite to start again, or choose another --out"
 
 
 @dataclass
@@ -67,18 +66,9 @@ class SearchSpec:
 
 def check_search_dir(out: Path, spec: SearchSpec, overwrite: bool) -> str:
     """'new', 'resume' or 'replace' for search directory ``out``; refuses a mismatch before any write."""
-    check_writable(out)
-    if out.exists() and not out.is_dir():
-        raise WarmstartError(f"{out} exists and is not a directory", "choose another --out")
-    if not out.exists() or not any(out.iterdir()):
-        return "new"
-    if overwrite:
-        return "replace"
-    if not (out / SPEC_FILE).is_file():
-        raise WarmstartError(
-            f"{out} exists and is not a search directory (no {SPEC_FILE})",
-            "choose another --out, or pass --overwrite to replace it",
-        )
+    state = dir_state(out, overwrite, SPEC_FILE, "search")
+    if state != "resume":
+        return state
     old, new = load_yaml(out / SPEC_FILE), spec.to_dict()
     changed = [
         f"{k}: was {old.get(k)!r}, now {new[k]!r}" for k in new if k not in FREE and old.get(k) != new[k]
@@ -86,10 +76,3 @@ def check_search_dir(out: Path, spec: SearchSpec, overwrite: bool) -> str:
     if changed:
         raise WarmstartError(f"{out} holds a search with other settings ({'; '.join(changed)})", RESUME_FIX)
     return "resume"
-
-
-def save_spec(out: Path, spec: SearchSpec) -> None:
-    import yaml
-
-    text = yaml.safe_dump(spec.to_dict(), sort_keys=False)
-    write_atomic(out / SPEC_FILE, lambda fh: fh.write(text), text=True)

@@ -154,18 +154,9 @@ def _extends(old: dict, new: dict) -> bool:
 def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
     """'new', 'resume', 'extend' (more seeds or fractions: the finished cells are kept) or 'replace' for
     study directory ``out``; refuses a mismatch before any write."""
-    check_writable(out)
-    if out.exists() and not out.is_dir():
-        raise WarmstartError(f"{out} exists and is not a directory", "choose another --out")
-    if not out.exists() or not any(out.iterdir()):
-        return "new"
-    if overwrite:
-        return "replace"
-    if not (out / SPEC_FILE).is_file():
-        raise WarmstartError(
-            f"{out} exists and is not a study directory (no {SPEC_FILE})",
-            "choose another --out, or pass --overwrite to replace it",
-        )
+    state = dir_state(out, overwrite, SPEC_FILE, "study")
+    if state != "resume":
+        return state
     before = {"full_seeds": None, "max_evals": 20, "stability": False, "long_epochs": 10.0, "reinit": 2}
     old = {**before, **load_yaml(out / SPEC_FILE)}  # studies written before these settings
     changed = _differences(old, spec.to_dict())
@@ -176,8 +167,27 @@ def check_study_dir(out: Path, spec: StudySpec, overwrite: bool) -> str:
     return "resume"
 
 
-def save_spec(out: Path, spec: StudySpec) -> None:
+def dir_state(out: Path, overwrite: bool, spec_file: str, what: str) -> str:
+    """'new' (absent or empty), 'replace' (``overwrite``) or 'resume' (it holds ``spec_file``: the caller
+    compares the specs) for the directory ``out`` of a study or a search; anything else is refused."""
+    check_writable(out)
+    if out.exists() and not out.is_dir():
+        raise WarmstartError(f"{out} exists and is not a directory", "choose another --out")
+    if not out.exists() or not any(out.iterdir()):
+        return "new"
+    if overwrite:
+        return "replace"
+    if not (out / spec_file).is_file():
+        raise WarmstartError(
+            f"{out} exists and is not a {what} directory (no {spec_file})",
+            "choose another --out, or pass --overwrite to replace it",
+        )
+    return "resume"
+
+
+def save_spec(out: Path, spec, spec_file: str = SPEC_FILE) -> None:
+    """``spec.to_dict()`` as ``out/spec_file`` (YAML), written whole or not at all."""
     import yaml
 
     text = yaml.safe_dump(spec.to_dict(), sort_keys=False)
-    write_atomic(out / SPEC_FILE, lambda fh: fh.write(text), text=True)
+    write_atomic(out / spec_file, lambda fh: fh.write(text), text=True)
