@@ -9,6 +9,8 @@ BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed-dev
 DOCS := $(VENV)/.installed-docs
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# the tests run in one worker per core (pytest-xdist), at most 4: each worker holds a torch process
+TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -gt 4 ] && n=4; echo $$n)
 
 .PHONY: demo test docs lint bench setup clean
 
@@ -38,7 +40,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet  # a broken link or page fails (mkdocs.yml)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 # the documentation (mkdocs.yml, docs/): reference pages regenerated from the code, then served offline
 $(DOCS): $(BASE)

@@ -29,6 +29,10 @@ def pytest_configure(config):
     for name, sub in _CACHES.items():
         (_ROOT / sub).mkdir(exist_ok=True)
         os.environ[name] = str(_ROOT / sub)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per core: one thread each
+        import torch
+
+        torch.set_num_threads(1)
 
 
 def pytest_unconfigure(config):

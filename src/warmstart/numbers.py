@@ -69,7 +69,7 @@ def check_number(key: str, value: Any, default: Any = None, floor: int | None = 
 
 @functools.cache
 def _checked_fields(cls: type) -> list[tuple[str, str, Any]]:
-    """(name, kind, default) of the fields of dataclass ``cls`` that ``check_values`` checks; kind is int,
+    """(name, check, default) of the fields of dataclass ``cls`` that ``check_values`` checks; check is int,
     int? (None allowed), list (of ints), fraction or section (a nested dataclass)."""
     out = []
     hints = typing.get_type_hints(cls)
@@ -96,21 +96,21 @@ def check_values(cls: type, values: dict, prefix: str = "", nested: bool = True)
     named ``prefix`` + field; ``nested``: sections (nested dataclasses, or dicts of their values) too. A class
     may lower a key's least by a class attribute ``number_least`` ({name: least})."""
     floors = getattr(cls, "number_least", {})
-    for name, kind, default in _checked_fields(cls):
+    for name, check, default in _checked_fields(cls):
         if name not in values:
             continue
         value, key = values[name], prefix + name
-        if kind == "section" and nested and value is not None:
+        if check == "section" and nested and value is not None:
             tp = typing.get_type_hints(cls)[name]
             tp = next((a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)), tp)
             inner = value if isinstance(value, dict) else {n: getattr(value, n) for n in _field_names(tp)}
             check_values(tp, inner, f"{key}.")
-        elif kind == "int" or (kind == "int?" and value is not None):
+        elif check == "int" or (check == "int?" and value is not None):
             check_number(key, value, default, floors.get(name))
-        elif kind == "list" and isinstance(value, list):
+        elif check == "list" and isinstance(value, list):
             for item in value:
                 check_number(key, item)
-        elif kind == "fraction" and _is_number(value) and not 0 <= value <= 1:
+        elif check == "fraction" and _is_number(value) and not 0 <= value <= 1:
             raise WarmstartError(
                 f"config key '{key}' is a fraction, got {short(value)}", "use a value from 0 to 1"
             )

@@ -58,9 +58,9 @@ TASKS = {
 }
 
 
-def lookup(table: dict, kind: str, name: str):
+def lookup(table: dict, what: str, name: str):
     if name not in table:
-        raise WarmstartError(f"unknown {kind} '{name}'", f"choose one of: {', '.join(sorted(table))}")
+        raise WarmstartError(f"unknown {what} '{name}'", f"choose one of: {', '.join(sorted(table))}")
     return table[name]
 
 

@@ -57,6 +57,18 @@ def test_identical_weights_change_by_zero():
     assert change.only_a == {} and change.only_b == {}
 
 
+def test_the_json_form_keeps_its_keys():
+    """`warmstart diff`'s JSON names a group's part (embeddings, layer, other) "kind", as it always has."""
+    a = unit_state(tiny_encoder(), "head")
+    groups = weight_change(a, a).as_dict()["groups"]
+    assert list(groups[0]) == ["name", "kind", "params", "norm_a", "norm_change", "relative", "blocks"]
+    assert groups[0]["kind"] == "embeddings" and {g["kind"] for g in groups} == {
+        "embeddings",
+        "layer",
+        "other",
+    }
+
+
 def test_a_group_that_was_all_zeros_has_no_relative_change():
     a = {"model.final_logits_bias": torch.zeros(4)}
     assert weight_change(a, {"model.final_logits_bias": torch.ones(4)}).groups[0].relative is None
@@ -92,7 +104,7 @@ def test_every_family_is_grouped_by_its_layers(arch):
     names = [g.name for g in change.groups]
     layers = [n for n in GROUPS[arch] if "layer " in n]  # bottom to top, the encoder's first
     assert names[: 1 + len(layers)] == ["embeddings", *layers] and sorted(names) == sorted(GROUPS[arch])
-    blocks = {b for g in change.groups if g.kind == "layer" for b in g.blocks}
+    blocks = {b for g in change.groups if g.part == "layer" for b in g.blocks}
     assert blocks == BLOCKS.get(arch, {"attention", "feed-forward", "norms"})
     floating = sum(v.numel() for v in state.values() if v.is_floating_point())
     assert sum(g.params for g in change.groups) == floating

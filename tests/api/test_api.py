@@ -88,7 +88,7 @@ def test_callbacks_see_the_run_and_stop_it(tiny_pretrained, rt_small, tmp_path):
 
 def test_load_says_what_a_model_can_do(tiny_pretrained, tmp_path):
     model = warmstart.load(tiny_pretrained)
-    assert model.kind == "encoder" and model.tokenizer.vocab_size == 1000
+    assert model.task == "encoder" and model.tokenizer.vocab_size == 1000
     masks = model.fill_mask("The city is the [MASK] of the country.", k=3)
     assert len(masks) == 1 and len(masks[0]) == 3
     assert model.encode(["one text", "two texts"]).shape == (2, 32)
@@ -108,7 +108,17 @@ def test_pretrain_and_tokenizer_from_texts_in_memory(wiki_extracts, tmp_path, mo
         texts=texts, tokenizer=tmp_path / "tok", steps=3, out=tmp_path / "pre", train=dict(batch_size=4),
     )  # fmt: skip
     assert result.command == "pretrain" and result.result["step"] == 3 and "loss" in result.metrics
-    assert result.load().kind == "encoder"
+    assert result.load().task == "encoder"
+
+
+def test_train_tokenizer_cased_keeps_case_that_the_default_folds(wiki_extracts, tmp_path):
+    texts = [*wiki_extracts[:200], *["Paris is not paris."] * 50]
+    cased = warmstart.train_tokenizer(texts=texts, out=tmp_path / "cased", vocab_size=600, cased=True)
+    folded = warmstart.train_tokenizer(texts=texts, out=tmp_path / "uncased", vocab_size=600)
+    assert cased.encode("Paris") != cased.encode("paris")
+    assert folded.encode("Paris") == folded.encode("paris")
+    with pytest.raises(warmstart.WarmstartError, match="cased"):
+        warmstart.train_tokenizer(texts=texts, out=tmp_path / "bad", cased="yes")
 
 
 def test_finetune_init_and_predict_take_a_transformers_directory(rt_small, tmp_path, capsys, monkeypatch):
@@ -144,7 +154,7 @@ def test_a_generator_generates_as_the_command_does(wiki_extracts, tmp_path, monk
         steps=4, out=tmp_path / "gpt2",
     )  # fmt: skip
     model = result.load()
-    assert model.kind == "generator"
+    assert model.task == model.kind == "generator"  # kind: the old name
     texts = model.generate(["The city of", "A river"], max_new_tokens=5)
     one = model.generate("The city of", max_new_tokens=5)
     assert len(texts) == 2 and texts[0] == one and one.startswith("The city of")

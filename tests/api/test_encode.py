@@ -34,7 +34,7 @@ def test_load_encode_equals_sentence_transformers(reference, capsys, tmp_path, m
 
     model = warmstart.load(minilm_dir())
     assert "is a transformers model: importing it into" in capsys.readouterr().err  # said, once
-    assert model.kind == "encoder" and model.config["model_type"] == "bert"
+    assert model.task == "encoder" and model.config["model_type"] == "bert"
     assert model.card.sections["sentence"] == {"pooling": "mean", "normalize": True, "max_length": 256}
     ours = model.encode(TEXTS)
     assert ours.shape == (4, 384) and np.abs(ours - reference).max() < 1e-5

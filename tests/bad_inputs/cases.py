@@ -248,8 +248,9 @@ CASES = [
     case("fm-finetuned-run", "fill-mask {ft} 'a [MASK] text'", "holds a finetuned classification model"),
     case("pb-one-label", "probe {pre} --data {tmp}/d.csv --out {tmp}/p --no-scratch", "needs 2 labels",
          files={"d.csv": "text,label\n" + lines("text number %d,same\n")}),
-    # generate, prompt: an encoder is another family
-    case("gen-encoder-run", "generate {pre} --prompt hello", "(model_type bert), which does not generate"),
+    # generate, prompt: a finetuned encoder is another family; a masked LM writes, but not by beam search
+    case("gen-encoder-run", "generate {ft} --prompt hello", "(model_type bert), which does not generate"),
+    case("gen-mlm-beam", "generate {pre} --prompt hello --strategy beam", "beam search is not available"),
     case("gen-top-p-above-one", "generate {pre} --prompt hello top_p=2", "top_p must be in (0, 1]"),
     case("prompt-encoder-run", "prompt {pre} --dataset {csv}", "does not generate text"),
     # import, export

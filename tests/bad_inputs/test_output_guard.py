@@ -26,6 +26,7 @@ COMMANDS = {
     "finetune": "finetune --init {pre} --train-file {csv} --out OUT",
     "evaluate": "evaluate {ft} --test-file {csv} --out OUT",
     "predict": "predict {ft} --input {lines} --out OUT",
+    "evaluate-suite glue": "evaluate-suite glue --init {pre} --glue-dir {glue} --tasks sst2 --out OUT",
     "embed": "embed {pre} --data {texts} --word the --out OUT",
     "fill-mask": "fill-mask {pre} --bias --out OUT",
     "probe": "probe {pre} --data {csv} --out OUT",
@@ -78,6 +79,9 @@ def world(tmp_path):
     (tmp_path / "texts.json").write_text('[{"text": "the cat"}]\n')
     (tmp_path / "vectors.txt").write_text("2 2\nthe 0.1 0.2\ncat 0.3 0.4\n")
     (tmp_path / "link").symlink_to(tmp_path / "ft")
+    (tmp_path / "glue_data" / "SST-2").mkdir(parents=True)
+    for split in ("train", "dev"):
+        (tmp_path / "glue_data" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood\t1\nbad\t0\n")
     names = {"corpus": "corpus.txt", "csv": "data.csv", "lines": "lines.txt", "texts": "texts.json"}
     paths = {k: tmp_path / v for k, v in names.items()}
     return {
@@ -86,6 +90,7 @@ def world(tmp_path):
         "ft": tmp_path / "ft",
         "tok": tok,
         "vectors": tmp_path / "vectors.txt",
+        "glue": tmp_path / "glue_data",
     }
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from warmstart.cli.main import main
+from warmstart.errors import WarmstartError
 from warmstart.inference.fill_mask import FillMask
 
 TEXT = "The city is the [MASK] of the region and lies on the [MASK] river."
@@ -63,3 +64,15 @@ def test_random_twin_differs_and_bad_input_is_one_line(tiny_pretrained, capsys):
     assert "has no [MASK]" in capsys.readouterr().err
     assert main(["fill-mask", str(tiny_pretrained)]) == 2
     assert "no text given" in capsys.readouterr().err
+
+
+def test_a_mask_past_the_models_length_is_refused(tiny_pretrained, capsys):
+    model = FillMask(str(tiny_pretrained))
+    long = "[MASK] is a city. " + "It lies on a river. " * 30 + "Its mayor is [MASK]."
+    said = rf"2 \[MASK\]s but only 1 within the model's {model.max_length} tokens"
+    with pytest.raises(WarmstartError, match=said):
+        model.fill(long)  # before: one mask answered, the second dropped without a word
+    assert len(model.fill(long[:60] + "[MASK].")["masks"]) == 2  # both within: both answered
+    assert main(["fill-mask", str(tiny_pretrained), long]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "mask 2 on is cut off" in err and "\n" not in err

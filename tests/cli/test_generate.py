@@ -126,6 +126,8 @@ def test_bad_requests_are_one_line_and_print_nothing(capsys, gpt2_run, args, nee
     assert out == ""
 
 
-def test_a_bert_run_does_not_generate(capsys, tiny_pretrained):
-    code, out, err = run(capsys, "generate", tiny_pretrained, "--prompt", "The city")
-    assert_one_line_error(code, err, "does not generate")
+def test_a_bert_run_writes_with_its_mlm_head_and_only_it_takes_mlm_flags(capsys, tiny_pretrained, gpt2_run):
+    code, out, err = run(capsys, "generate", tiny_pretrained, "--prompt", "The city", "max_new_tokens=3")
+    assert code == 0 and out.startswith("The city"), err  # tests/cli/test_generate_mlm.py: the rest
+    code, _, err = run(capsys, "generate", gpt2_run, "--prompt", "The city", "--mlm-sampling", "gibbs")
+    assert_one_line_error(code, err, "are for masked-LM runs")

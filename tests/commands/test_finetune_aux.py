@@ -137,6 +137,7 @@ def test_joint_run_resumes_bit_for_bit(tiny_pretrained, rt_small, tmp_path):
         (["aux.objectives=nope"], "unknown objective 'nope'"),
         (["aux.objectives=mlm", "aux.weights=[1,2]"], "aux.weights has 2 values for 1 objectives"),
         (["aux.objectives=mlm+nsp"], "mlm+nsp cannot train a bert model"),
+        (["aux.objectives=mlm,electra,mlm"], "aux.objectives names mlm more than once"),
     ],
 )
 def test_bad_aux_settings_are_one_line(tiny_pretrained, rt_small, tmp_path, capsys, extra, needle):

@@ -124,7 +124,7 @@ def test_int8_is_smaller_and_close_and_the_directory_is_a_model(runs, data, rt_s
     code, out, err = run(capsys, "evaluate", fp32, "--test-file", rt_small)
     assert code == 0 and "accuracy" in out + err, err
     code, _, err = run(capsys, "export", runs["single"], "--quantize", "int8", "--out", tmp_path / "x")
-    assert_one_line_error(code, err, "--quantize and --optimize go with --to onnx")
+    assert_one_line_error(code, err, "--quantize goes with --to onnx or --to torch")
     assert not (tmp_path / "x").exists()
 
 

@@ -98,6 +98,47 @@ def tiny_electra(tok):
     return model
 
 
+def tiny_t5(tok, ff: str, tied: bool):
+    """A transformers T5ForConditionalGeneration (3 decoder layers, 2 encoder) at ``tok``'s vocabulary
+    whose greedy output varies: v1.0 (``tied``) or v1.1 (its own head, sharper attention)."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.T5Config(
+        vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=3,
+        num_heads=4,
+        feed_forward_proj=ff, tie_word_embeddings=tied, relative_attention_num_buckets=8,
+        relative_attention_max_distance=20, pad_token_id=tok.pad_id, eos_token_id=tok.eos_id,
+        decoder_start_token_id=tok.pad_id, initializer_factor=2.0 if tied else 1.0,
+    )  # fmt: skip
+    model = transformers.T5ForConditionalGeneration(config)
+    if not tied:  # transformers 5 ties T5's head even when asked not to: give v1.1 its own head
+        model.lm_head.weight = torch.nn.Parameter(torch.randn(tok.vocab_size, 32) * 32**-0.5)
+        with torch.no_grad():  # sharper attention, so that greedy output varies (v1.0: the larger factor)
+            for name, p in model.named_parameters():
+                if name.endswith(("q.weight", "k.weight", "relative_attention_bias.weight")):
+                    p.mul_(2)
+    return model.eval()
+
+
+def tiny_bart(tok):
+    """A transformers BartForConditionalGeneration at ``tok``'s vocabulary whose greedy output varies."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.BartConfig(
+        vocab_size=tok.vocab_size, d_model=32, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=48, max_position_embeddings=64,
+        init_std=0.1, pad_token_id=tok.pad_id, bos_token_id=tok.bos_id, eos_token_id=tok.eos_id,
+        decoder_start_token_id=tok.eos_id, forced_eos_token_id=None,
+    )  # fmt: skip
+    model = transformers.BartForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        model.final_logits_bias.normal_(0, 0.1)  # not zero, so that it must travel
+        model.model.decoder.embed_positions.weight.mul_(3)  # position-dependent, varied greedy output
+    return model
+
+
 # ------------------------------------------------------------------------------------------ finetuned runs
 FINETUNE_FAST = ["train.batch_size=16", "task.max_length=48", "evals_per_epoch=2", "train.lr=3e-3",
                  "data.train_limit=64", "train.progress=false"]  # fmt: skip

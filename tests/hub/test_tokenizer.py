@@ -89,7 +89,9 @@ def test_bert_vocab_txt_follows_tokenizer_config_like_transformers(options, tmp_
     (d / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "BertTokenizer", **options}))
     tok = load_hf_tokenizer(d)
     assert (
-        tok.kind == "wordpiece" and tok.vocab_size == 30522 and tok.do_lower_case == options["do_lower_case"]
+        tok.algorithm == "wordpiece"
+        and tok.vocab_size == 30522
+        and tok.do_lower_case == options["do_lower_case"]
     )
     ref = transformers.BertTokenizer.from_pretrained(d)
     texts = wiki_extracts[:100] + ACCENTED

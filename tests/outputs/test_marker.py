@@ -15,7 +15,7 @@ OLD_RUNS = Path(__file__).parents[1] / "fixtures" / "old_runs"
 
 
 def test_a_new_run_directory_is_marked_with_its_kind(tmp_path):
-    run = open_run_dir(tmp_path / "study", kind="study")
+    run = open_run_dir(tmp_path / "study", what="study")
     assert json.loads((run / ".warmstart").read_text())["kind"] == "study"
     assert made_by_warmstart(run) == "study"
 

@@ -96,7 +96,8 @@ def t5_text_run(unigram_shards, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def api():
-    """``api(run, **limits)``: a test client of the app serving ``run`` (models loaded once per run)."""
+    """``api(run, log=None, card=None, **limits)``: a test client of a new app serving ``run`` (models loaded
+    once per run); ``log``: a stream for its access log, ``card``: its model card's text."""
     from fastapi.testclient import TestClient
 
     from warmstart.serve.app import create_app
@@ -105,10 +106,10 @@ def api():
 
     models = {}
 
-    def client(run, **limits):
+    def client(run, log=None, card=None, **limits):
         if str(run) not in models:
             models[str(run)] = open_model(str(run))
-        return TestClient(create_app(models[str(run)], Limits(**limits), run.name))
+        return TestClient(create_app(models[str(run)], Limits(**limits), run.name, log, card))
 
     return client
 

@@ -84,7 +84,7 @@ def test_a_bad_input_is_named_by_its_index(client):
     assert error(batch(client, {"text": "ok"}, {"text": "ok"}, {}), 422) == "inputs[2].text: Field required"
     unknown = error(batch(client, {"text": "ok", "path": "/etc/passwd"}), 422)
     assert unknown.startswith("unknown field 'inputs[0].path'")
-    assert error(batch(client, {"text": "ok"}, "text"), 422) == "inputs[1] must be a JSON object"
+    assert error(batch(client, {"text": "ok"}, 7), 422) == "inputs[1] must be a JSON object"
     refused = error(batch(client, {"text": "fine"}, {"text": "fine"}, {"text": "   "}), 400)
     assert refused.startswith("inputs[2]: the input has no text")
     lone = client.post(
@@ -101,7 +101,7 @@ def test_the_shape_of_a_batch(client):
     assert error(client.post("/api/predict/batch", json={"inputs": []}), 422).startswith(
         "inputs: List should have"
     )
-    assert error(client.post("/api/predict/batch", json={"inputs": "a"}), 422).startswith("inputs: ")
+    assert error(client.post("/api/predict/batch", json={"inputs": 7}), 422).startswith("inputs: ")
     assert error(client.post("/api/predict/batch", json={"texts": ["a"]}), 422) == "inputs: Field required"
     extra = client.post("/api/predict/batch", json={"inputs": [{"text": "a"}], "texts": ["a"]})
     assert error(extra, 422).startswith("unknown field 'texts'")
@@ -128,3 +128,28 @@ def test_generation_limits_in_a_batch(api, gpt2_run):
     assert error(long, 400).startswith("inputs[1]: ") and "context of 64" in error(long, 400)
     slow = api(gpt2_run, timeout=1e-6)
     assert "took over" in error(batch(slow, {"text": "a", "max_new_tokens": 5}), 504)
+
+
+@pytest.mark.parametrize("run", ["classifier_run", "tiny_pretrained", "t5_text_run"])
+def test_text_inputs_may_be_plain_strings(api, request, run):
+    """As the Hugging Face Inference API: {"inputs": ["a", "b"]} and {"inputs": "a"} for a model of text."""
+    client = api(request.getfixturevalue(run))
+    texts = ["A warm, funny [MASK].", "Dull and far too [MASK]."]
+    objects = client.post("/api/predict/batch", json={"inputs": [{"text": t} for t in texts]}).json()
+    assert client.post("/api/predict/batch", json={"inputs": texts}).json() == objects
+    mixed = client.post("/api/predict/batch", json={"inputs": [texts[0], {"text": texts[1]}]})
+    assert mixed.json() == objects
+    one = client.post("/api/predict/batch", json={"inputs": texts[0]})
+    assert one.status_code == 200, one.text
+    assert one.json() == {"results": objects["results"][:1]}
+
+
+@pytest.mark.parametrize("run", ["qa_run", "choice_run"])
+def test_inputs_of_several_fields_stay_objects(api, request, run):
+    client = api(request.getfixturevalue(run))
+    assert error(client.post("/api/predict/batch", json={"inputs": ["What is Paris?"]}), 422) == (
+        "inputs[0] must be a JSON object"
+    )
+    assert error(client.post("/api/predict/batch", json={"inputs": "What is Paris?"}), 422).startswith(
+        "inputs: "
+    )

@@ -2,6 +2,8 @@
 selenium types an input, clicks Run, and the answer on the page equals the API's. A screenshot of each
 page is saved under test-artifacts/. Skip these locally with `pytest -m "not browser"`."""
 
+import shutil
+import time
 from pathlib import Path
 
 import httpx
@@ -114,3 +116,69 @@ def test_generation_page_streams(browser, gpt2_run):
         answer = api_answer(url, {"text": "The history of the city", "max_new_tokens": 12})
     assert shown("#output") == [answer["generated"]] and answer["generated"]
     assert shown("#generated .prompt") == ["The history of the city"]
+
+
+PATHS = ".opblock-summary-path"  # Swagger UI's paths, written with zero-width spaces to break lines
+
+
+def test_page_keys_edits_empty_text_and_links(browser, classifier_run):
+    """Ctrl+Enter runs, an edit clears the old answer, an empty text is the page's own message (no request
+    sent), and the links lead to the API docs (Swagger UI, all of it from the server) and the model card."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    lines = []
+    with live_server(classifier_run, log=lines) as url:
+        browser.get(url + "/")
+        wait = WebDriverWait(browser, 60)
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+        answer, box = browser.find_element(By.ID, "answer"), browser.find_element(By.ID, "text")
+        box.clear()
+        box.send_keys("A warm, funny film.")
+        box.send_keys(Keys.CONTROL, Keys.ENTER)
+        wait.until(lambda d: answer.get_attribute("data-ready") == "true")
+        assert (
+            browser.find_element(By.ID, "label").text and box.get_attribute("value") == "A warm, funny film."
+        )
+        box.send_keys("!")
+        assert answer.get_attribute("data-ready") is None and answer.text == ""
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        browser.find_element(By.ID, "run").click()
+        error = browser.find_element(By.ID, "error")
+        wait.until(lambda d: error.text)
+        assert error.text == "Type something in the Text box first."
+        assert browser.find_element(By.ID, "docs-link").get_attribute("href") == url + "/docs"
+        assert not browser.find_element(By.ID, "card-link").is_displayed()  # the run has no README.md
+        browser.find_element(By.ID, "docs-link").click()
+        wait.until(
+            lambda d: (
+                "/api/predict"
+                in [e.text.replace("\u200b", "") for e in d.find_elements(By.CSS_SELECTOR, PATHS)]
+            )
+        )
+        assert "warmstart serve" in browser.find_element(By.CSS_SELECTOR, ".info .title").text
+        browser.save_screenshot(
+            str(Path(__file__).resolve().parents[2] / "test-artifacts" / "serve-docs.png")
+        )
+        time.sleep(0.5)
+    assert len([line for line in lines if '"POST /api/predict ' in line]) == 1  # the empty text was not sent
+    assert [line for line in lines if '"GET /docs/swagger-ui-bundle.js ' in line and '" 200 ' in line]
+
+
+def test_the_card_link_of_a_run_with_a_model_card(browser, classifier_run, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    run = tmp_path / "with-card"
+    shutil.copytree(classifier_run, run, ignore=shutil.ignore_patterns("checkpoints", "tb"))
+    (run / "README.md").write_text("# A tiny classifier\n\nFinetuned on 240 reviews.\n", encoding="utf-8")
+    with live_server(run) as url:
+        browser.get(url + "/")
+        wait = WebDriverWait(browser, 60)
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+        link = browser.find_element(By.ID, "card-link")
+        assert link.is_displayed() and link.get_attribute("href") == url + "/card"
+        link.click()
+        wait.until(lambda d: "Finetuned on 240 reviews." in d.find_element(By.TAG_NAME, "body").text)

@@ -22,7 +22,7 @@ class Busy:
     """A model whose answers take as long as a test likes: one at a time (as the real ones, under a lock),
     each waiting for ``release``; ``entered`` gets a token as each one starts."""
 
-    kind, streams = "classification", False
+    task, streams = "classification", False
 
     def __init__(self):
         self.lock, self.release, self.entered = threading.Lock(), threading.Event(), queue.Queue()

@@ -50,7 +50,7 @@ def test_a_yaml_space_may_be_flat_or_nested(tmp_path):
     space = open_space(str(f))
     assert [d.key for d in space.dims] == ["train.lr", "train.batch_size", "strategy.lora.r", "seed"]
     assert not space.grid
-    kinds = {d.key: d.kind for d in space.dims}
+    kinds = {d.key: d.distribution for d in space.dims}
     assert kinds == {
         "train.lr": "float",
         "train.batch_size": "categorical",

@@ -25,7 +25,7 @@ def test_sentinels_take_the_last_ids_in_reverse(unigram):
     assert tok.token_to_id("<extra_id_0>") == tok.vocab_size - 1  # T5: extra_id_0 = 32099 of 32100
     assert tok.token_to_id("<extra_id_99>") == unigram.vocab_size
     assert sentinel_ids(tok) == list(range(tok.vocab_size - 1, unigram.vocab_size - 1, -1))
-    assert tok.roles == unigram.roles and tok.kind == "unigram"
+    assert tok.roles == unigram.roles and tok.algorithm == "unigram"
     assert unigram.token_to_id("<extra_id_0>") is None  # the input tokenizer is left as it was
     assert tok.encode("plain text") == unigram.encode("plain text")
 

@@ -43,7 +43,7 @@ def test_trained_files_and_roundtrip(trained, kind, tmp_path):
         "special_tokens_map.json",
         ".warmstart",  # the marker: a tokenizer warmstart made
     }
-    assert tok.kind == kind
+    assert tok.algorithm == kind
     assert 1900 <= tok.vocab_size <= 2000
     saved = json.loads((out / "tokenizer.json").read_text())
     assert saved["truncation"] is None and saved["padding"] is None
@@ -182,7 +182,7 @@ def test_overwrite_replaces_atomically(extracts, tmp_path):
     first = train_tokenizer(extracts[:300], "wordpiece", 500, out, show_progress=False)
     (out / "notes.txt").write_text("keep me")
     second = train_tokenizer(extracts[:300], "bpe", 500, out, overwrite=True, show_progress=False)
-    assert Tokenizer.load(out).kind == "bpe" and second.fingerprint() != first.fingerprint()
+    assert Tokenizer.load(out).algorithm == "bpe" and second.fingerprint() != first.fingerprint()
     assert Tokenizer.load(out).fingerprint() == second.fingerprint()
     assert (out / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"], "no temp dirs left behind"

@@ -17,7 +17,7 @@ from warmstart.inference.fill_mask import FillMask
 
 @dataclass(frozen=True)
 class Probe:
-    kind: str
+    category: str  # fact, syntax, coreference, ... (JSON's key: kind)
     text: str
     expected: str
 
@@ -75,7 +75,7 @@ def probe_table(run: str, probes: list[Probe] = PROBES) -> dict:
         name: sum(r["rank"] == 1 for r in rows) for name, rows in (("pretrained", pretrained), ("twin", twin))
     }
     return {
-        "probes": [vars(p) for p in probes],
+        "probes": [{"kind": p.category, "text": p.text, "expected": p.expected} for p in probes],
         "pretrained": pretrained,
         "twin": twin,
         "top1": hits,

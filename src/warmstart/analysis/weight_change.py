@@ -54,7 +54,7 @@ class Group:
     ``b`` is not), and the relative change of each sub-block."""
 
     name: str
-    kind: str  # embeddings, layer or other
+    part: str  # embeddings, layer or other (JSON's key: kind)
     params: int = 0
     norm_a: float = 0.0
     norm_change: float = 0.0
@@ -70,7 +70,10 @@ class WeightChange:
     skipped: list[str]  # non-floating tensors
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The fields as JSON has them: a group's ``part`` under the key ``kind``."""
+        out = asdict(self)
+        out["groups"] = [{("kind" if k == "part" else k): v for k, v in g.items()} for g in out["groups"]]
+        return out
 
 
 def unit_prefix(names) -> str:
@@ -80,7 +83,7 @@ def unit_prefix(names) -> str:
 
 
 def place(name: str, prefix: str) -> tuple[str, str, str, str | None]:
-    """(name without the unit's prefixes, group, kind, sub-block) of the tensor ``name``."""
+    """(name without the unit's prefixes, group, part, sub-block) of the tensor ``name``."""
     if not name.startswith(prefix):  # a module of the unit beside the model: a head, ELECTRA's generator
         return name, name.split(".", 1)[0], "other", None
     key = name[len(prefix) :]
@@ -107,12 +110,12 @@ def _sub_block(rest: str) -> str:
 
 
 def _placed(state: dict) -> dict[str, tuple[str, str, str | None, str]]:
-    """key without prefixes -> (group, kind, sub-block, original name)."""
+    """key without prefixes -> (group, part, sub-block, original name)."""
     prefix = unit_prefix(state)
     out = {}
     for name in state:
-        key, group, kind, sub = place(name, prefix)
-        out[key] = (group, kind, sub, name)
+        key, group, part, sub = place(name, prefix)
+        out[key] = (group, part, sub, name)
     return out
 
 
@@ -122,17 +125,17 @@ def weight_change(a: dict, b: dict, what_a: str = "A", what_b: str = "B") -> Wei
     pa, pb = _placed(a), _placed(b)
     common = [k for k in pa if k in pb]
     _check_same_architecture(a, b, pa, pb, common, what_a, what_b)
-    sums: dict[str, list] = {}  # group -> [kind, params, sum a^2, sum d^2, {sub: [sum a^2, sum d^2]}]
+    sums: dict[str, list] = {}  # group -> [part, params, sum a^2, sum d^2, {sub: [sum a^2, sum d^2]}]
     skipped = []
     for key in common:
-        group, kind, sub, name = pa[key]
+        group, part, sub, name = pa[key]
         ta, tb = a[name], b[pb[key][3]]
         if not (ta.is_floating_point() and tb.is_floating_point()):
             skipped.append(name)
             continue
         ta, tb = ta.detach().to(torch.float64), tb.detach().to(torch.float64)
         sq_a, sq_d = float(ta.square().sum()), float((tb - ta).square().sum())
-        row = sums.setdefault(group, [kind, 0, 0.0, 0.0, {}])
+        row = sums.setdefault(group, [part, 0, 0.0, 0.0, {}])
         row[1] += ta.numel()
         row[2] += sq_a
         row[3] += sq_d
@@ -141,9 +144,9 @@ def weight_change(a: dict, b: dict, what_a: str = "A", what_b: str = "B") -> Wei
             acc[0] += sq_a
             acc[1] += sq_d
     groups = [
-        Group(name, kind, n, math.sqrt(s_a), math.sqrt(s_d), _ratio(s_d, s_a),
+        Group(name, part, n, math.sqrt(s_a), math.sqrt(s_d), _ratio(s_d, s_a),
               {sub: _ratio(d, s) for sub, (s, d) in subs.items()})
-        for name, (kind, n, s_a, s_d, subs) in sums.items()
+        for name, (part, n, s_a, s_d, subs) in sums.items()
     ]  # fmt: skip
     groups.sort(key=_order)
     return WeightChange(groups, _only(pa, pb), _only(pb, pa), skipped)
@@ -165,9 +168,9 @@ def _ratio(sq_change: float, sq_a: float) -> float | None:
 
 def _order(g: Group) -> tuple:
     """embeddings, then the layers bottom to top (encoder before decoder), then the rest as they came."""
-    if g.kind == "embeddings":
+    if g.part == "embeddings":
         return (0, 0, 0)
-    if g.kind == "layer":
+    if g.part == "layer":
         stack = g.name.split(" ")[0]
         return (1, {"decoder": 1}.get(stack, 0), int(g.name.rsplit(" ", 1)[1]))
     return (2, 0, 0)
@@ -183,8 +186,8 @@ def _check_same_architecture(a, b, pa, pb, common, what_a, what_b) -> None:
                 "compare two checkpoints of the same model shape (e.g. a finetuned run and its --init)",
             )
     for key in [k for k in pa if k not in pb] + [k for k in pb if k not in pa]:
-        group, kind, _, name = pa.get(key) or pb[key]
-        if kind != "other":  # a layer or an embedding table one of them lacks: another shape
+        group, part, _, name = pa.get(key) or pb[key]
+        if part != "other":  # a layer or an embedding table one of them lacks: another shape
             where = what_a if key in pa else what_b
             raise WarmstartError(
                 f"{what_a} and {what_b} are not one architecture: only {where} has {name} ({group})",

@@ -2,8 +2,8 @@
 here, first, before it reads a model or writes a file, so that a wrong argument is one line naming it in
 Python's words (``predict: batch_size must be at least 1, got 0``) and leaves nothing behind.
 
-An error is a ``WarmstartError`` that is also a ``TypeError`` (the wrong kind of value) or a ``ValueError``
-(the right kind, out of range, empty, or text that is not valid Unicode), so either ``except`` matches. Values
+An error is a ``WarmstartError`` that is also a ``TypeError`` (the wrong type of value) or a ``ValueError``
+(the right type, out of range, empty, or text that is not valid Unicode), so either ``except`` matches. Values
 are quoted short (a 5 MB string is not echoed), paths are checked for what no file system takes (empty, a NUL,
 longer than a path or a file name can be), texts for unpaired surrogates (``"\\ud800"``, which tokenizers
 cannot encode)."""
@@ -33,23 +33,23 @@ class ArgumentError(WarmstartError):
 
 
 class ArgumentTypeError(ArgumentError, TypeError):
-    """An argument of the wrong kind (a number where a text goes...)."""
+    """An argument of the wrong type (a number where a text goes...)."""
 
 
 class ArgumentValueError(ArgumentError, ValueError):
-    """An argument of the right kind but out of range, empty, or not valid text."""
+    """An argument of the right type but out of range, empty, or not valid text."""
 
 
 def _type(fn: str, name: str, must: str, value: Any, example: str) -> ArgumentTypeError:
-    return ArgumentTypeError(f"{fn}: {name} must be {must}, got {kind(value)}", f"e.g. {example}")
+    return ArgumentTypeError(f"{fn}: {name} must be {must}, got {type_name(value)}", f"e.g. {example}")
 
 
 def _value(fn: str, name: str, must: str, value: Any, example: str) -> ArgumentValueError:
     return ArgumentValueError(f"{fn}: {name} must be {must}, got {short(value, 60)}", f"e.g. {example}")
 
 
-def kind(value: Any) -> str:
-    """A value as an error quotes it when its kind is wrong: ``an int (42)``."""
+def type_name(value: Any) -> str:
+    """A value as an error quotes it when its type is wrong: ``an int (42)``."""
     name = type(value).__name__
     article = "an" if name[:1].lower() in "aeiou" else "a"
     return f"{article} {name} ({short(value, 60)})"
@@ -248,7 +248,7 @@ def device(fn: str, name: str, value: Any) -> None:
         )
 
 
-# the typed keywords of finetune and pretrain (api/settings.py), None being "not given": their kind, and the
+# the typed keywords of finetune and pretrain (api/settings.py), None being "not given": their types, and the
 # ranges of counts, before any data is read or written. The configs check again where they are read, and
 # alone hold the ranges of the rates (lr in [0, 1]: train/loop.py; fractions: config.py).
 KEYWORDS = {

@@ -139,7 +139,7 @@ def _row(item, i: int, what: str, fn: str) -> dict:
         checks.unicode(fn, where, {"text": item[0], "label": item[1]})
         return {"text": item[0], "label": item[1]}
     raise checks.ArgumentTypeError(
-        f"{fn}: {what}[{i}] must be a text, a dict or a (text, label) pair, got {checks.kind(item)}",
+        f"{fn}: {what}[{i}] must be a text, a dict or a (text, label) pair, got {checks.type_name(item)}",
         'give strings, dicts like {"text": ..., "label": ...}, or (text, label) pairs',
     )
 

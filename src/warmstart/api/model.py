@@ -1,5 +1,5 @@
 """``warmstart.load(path, device=None, dtype=None)``: a run, a checkpoint or a transformers directory as one
-object, with what its model can do. ``kind`` says which: a finetuned task (classification, tagging,
+object, with what its model can do. ``task`` says which: a finetuned task (classification, tagging,
 extractive_qa, multiple_choice, text_to_text), ``encoder`` (a pretrained encoder: encode, and fill_mask when
 it kept its MLM head) or ``generator`` (gpt2, t5, bart: generate). Each part loads when first used, on the
 model's device and in its dtype; every method computes there.
@@ -89,20 +89,26 @@ def _dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
 
 class Model:
     """A loaded model: ``predict``, ``encode``, ``similarity``, ``fill_mask``, ``generate`` (each where the
-    model can), ``tokenizer``, ``config`` (its config.json), ``model`` (the torch module), ``device``,
-    ``dtype``, ``to(device, dtype)``, ``save``, ``export_hf``. Its parts load through ``saved``
-    (inference/load.py), each once."""
+    model can), ``task`` (what it does, as in the module doc), ``tokenizer``, ``config`` (its config.json),
+    ``model`` (the torch module), ``device``, ``dtype``, ``to(device, dtype)``, ``save``, ``export_hf``. Its
+    parts load through ``saved`` (inference/load.py), each once."""
 
     def __init__(
         self, saved: SavedModel, device: Device | None = None, dtype: torch.dtype | str | None = None
     ):
         self.saved, self.path, self.config = saved, saved.path, saved.config
-        self.card, self.kind = saved.card, saved.kind
+        self.card = saved.card
+        self.task: str = saved.task  # the finetuned task's name, or encoder or generator (module doc)
         self.device = _device(device)
         self.dtype = _dtype(dtype)
 
+    @property
+    def kind(self) -> str:
+        """The old name of ``task`` (read-only)."""
+        return self.task
+
     def __repr__(self) -> str:
-        return f"Model({self.kind}, {self.card.arch}, {str(self.path)!r}, device={str(self.device)!r})"
+        return f"Model({self.task}, {self.card.arch}, {str(self.path)!r}, device={str(self.device)!r})"
 
     @speaks_python("Model.to")
     def to(self, device: Device | None = None, dtype: torch.dtype | str | None = None) -> Model:
@@ -135,7 +141,7 @@ class Model:
         """The torch module: a finetune's task unit (encoder + head), a generator, or the encoder."""
         if self.card.finetuned:
             return self._predictor.unit
-        return self._generator[0] if self.kind == "generator" else self._encoder
+        return self._generator[0] if self.task == "generator" else self._encoder
 
     @cached_property
     def _predictor(self) -> Predictor:
@@ -177,7 +183,7 @@ class Model:
         scores = prediction.get("probabilities")
         if not isinstance(scores, dict):
             raise WarmstartError(
-                f"top_k ranks class labels, and a {self.kind} model has none to rank", "leave top_k=1"
+                f"top_k ranks class labels, and a {self.task} model has none to rank", "leave top_k=1"
             )
         ranked = sorted(scores.items(), key=lambda kv: -kv[1])
         return [{"label": label, "score": score} for label, score in ranked[:top_k]]
@@ -220,7 +226,7 @@ class Model:
         layer = checks.word("encode", "layer", layer) or "last"
         max_length = checks.whole("encode", "max_length", max_length, 1, none=True, example="max_length=128")
         checks.device("encode", "device", device)
-        self._need(self.kind != "generator", "encode", "encode with an encoder run (bert, roberta, ...)")
+        self._need(self.task != "generator", "encode", "encode with an encoder run (bert, roberta, ...)")
         if device is not None:
             self.to(device)
         if normalize_embeddings:
@@ -261,7 +267,7 @@ class Model:
         """The top ``k`` tokens (with probabilities) at each [MASK] of ``text``, in order."""
         text = checks.text("fill_mask", "text", text, empty=False)
         k = checks.whole("fill_mask", "k", k, 1, example="k=5")
-        self._need(self.kind == "encoder", "fill_mask", "use a run pretrained with mlm")
+        self._need(self.task == "encoder", "fill_mask", "use a run pretrained with mlm")
         return self._filler.fill(text, k)["masks"]
 
     @cached_property
@@ -302,7 +308,7 @@ class Model:
             checks.number("generate", name, scale, above=0, most=1 if name == "top_p" else None)
         checks.flag("generate", "do_sample", do_sample, none=True)
         stop = None if stop is None else checks.names("generate", "stop", stop)
-        self._need(self.kind in ("generator", "text_to_text"), "generate", "use a gpt2, t5 or bart run")
+        self._need(self.task in ("generator", "text_to_text"), "generate", "use a gpt2, t5 or bart run")
         given = dict(max_new_tokens=max_new_tokens, top_k=top_k, top_p=top_p, temperature=temperature,
                      repetition_penalty=repetition_penalty, num_beams=num_beams)  # fmt: skip
         values = {**{k: v for k, v in given.items() if v is not None}, **settings}
@@ -339,7 +345,7 @@ class Model:
 
     def _need(self, ok: bool, what: str, fix: str) -> None:
         if not ok:
-            raise WarmstartError(f"{self.path} holds a {self.kind} model, which cannot {what}", fix)
+            raise WarmstartError(f"{self.path} holds a {self.task} model, which cannot {what}", fix)
 
 
 def _strategy(strategy: str | None, do_sample: bool | None, num_beams: int | None) -> str:

@@ -46,7 +46,7 @@ def search(
     for i, item in enumerate(dotted):
         if not isinstance(item, str) or "=" not in item:
             raise checks.ArgumentValueError(
-                f"{fn}: positional settings must be KEY=VALUE texts, got {checks.kind(item)} at {i}",
+                f"{fn}: positional settings must be KEY=VALUE texts, got {checks.type_name(item)} at {i}",
                 'e.g. search("task.max_length=64", init=..., data=..., out=...)',
             )
     where: str = checks.path(fn, "init", init)

@@ -38,7 +38,7 @@ from warmstart.commands import pretrain as pretrain_command
 from warmstart.data.corpus import corpus_texts
 from warmstart.data.dataset import DataOptions
 from warmstart.tokenization.tokenizer import Tokenizer
-from warmstart.tokenization.train import KINDS
+from warmstart.tokenization.train import ALGORITHMS
 from warmstart.tokenization.train import train_tokenizer as train_tokenizer_fn
 from warmstart.train.callbacks import callbacks as checked_callbacks
 from warmstart.word2vec.run import run as word2vec_run
@@ -52,7 +52,7 @@ def _corpora(fn: str, corpus: PathLike | Iterable[PathLike] | None, texts: Any) 
     if isinstance(texts, str | bytes | os.PathLike):  # a name or file here would be read as a corpus
         raise checks.ArgumentValueError(  # as scikit-learn's "iterable over raw text documents expected"
             f"{fn}: texts must be texts in memory (a list of strings, a DataFrame...), got "
-            f"{checks.kind(texts)}",
+            f"{checks.type_name(texts)}",
             "one text: texts=['...']; a corpus name or file: corpus='...'",
         )
     if texts is not None:
@@ -259,18 +259,21 @@ def train_tokenizer(
     min_frequency: int = 2,
     sentinels: int | None = None,
     text_column: str = "text",
+    cased: bool = False,
     overwrite: bool = False,
 ) -> Tokenizer:
     """``warmstart tokenizer train``: a WordPiece, byte-level BPE or Unigram tokenizer written to ``out``
-    from the train split of ``corpus`` (names or files) and/or ``texts`` (in memory); returns it."""
+    from the train split of ``corpus`` (names or files) and/or ``texts`` (in memory); returns it.
+    ``cased=True`` keeps case and accents in a WordPiece (BERT cased; the other kinds always keep them)."""
     fn = "train_tokenizer"
     out = checks.path(fn, "out", out)
-    kind = checks.word(fn, "kind", kind, KINDS)
+    kind = checks.word(fn, "kind", kind, ALGORITHMS)
     vocab_size = checks.whole(fn, "vocab_size", vocab_size, 1, MAX_VOCAB, example="vocab_size=16000")
     min_frequency = checks.whole(fn, "min_frequency", min_frequency, 0, example="min_frequency=2")
     most = max(vocab_size, 1000)  # T5: 100 with 32,000 pieces; many more would take minutes to add
     sentinels = checks.whole(fn, "sentinels", sentinels, 0, most, none=True, example="sentinels=100")
     text_column = checks.word(fn, "text_column", text_column)
+    checks.flag(fn, "cased", cased)
     checks.flag(fn, "overwrite", overwrite)
     names = _corpora(fn, corpus, texts)
     if not names:
@@ -278,7 +281,14 @@ def train_tokenizer(
     stream = corpus_texts(names, DataOptions(text_column=text_column, label_column=None), "train")
     sentinels = sentinels if sentinels is not None else (100 if kind == "unigram" else 0)
     return train_tokenizer_fn(
-        stream, kind, vocab_size, out, min_frequency=min_frequency, overwrite=overwrite, sentinels=sentinels
+        stream,
+        kind,
+        vocab_size,
+        out,
+        min_frequency=min_frequency,
+        overwrite=overwrite,
+        sentinels=sentinels,
+        lowercase=False if cased else None,
     )
 
 

@@ -56,11 +56,13 @@ def _tokenizer_train(a):
         a.vocab_size,
         a.out,
         min_frequency=a.min_frequency,
+        lowercase=False if a.cased else None,
         overwrite=a.overwrite,
         sentinels=sentinels,
     )
     extra = f", {sentinels} of them sentinels <extra_id_N>" if sentinels else ""
-    print(f"tokenizer ({a.kind}, {tok.vocab_size} tokens{extra}) written to {a.out}")
+    case = "uncased" if tok.do_lower_case else "cased"
+    print(f"tokenizer ({a.kind}, {case}, {tok.vocab_size} tokens{extra}) written to {a.out}")
 
 
 def _tokenizer_explain(a):
@@ -131,6 +133,11 @@ def add_tokenizer(sub) -> None:
         type=int,
         default=None,
         help="T5 sentinel tokens <extra_id_N> added after the vocabulary (default: 100 for unigram, else 0)",
+    )
+    tt.add_argument(
+        "--cased",
+        action="store_true",
+        help="keep case and accents (BERT cased); wordpiece lowercases without it, the other kinds keep case",
     )
     tt.add_argument("--out", required=True, help="output directory (tokenizer.json + tokenizer_config.json)")
     tt.add_argument("--overwrite", action="store_true", help="replace an existing tokenizer in --out")

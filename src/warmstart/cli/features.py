@@ -32,6 +32,8 @@ def _embed(a):
             f"end it in {', '.join(PLOT_TYPES)}, e.g. --plot {Path(a.plot).with_suffix('.png').name}",
         )
     if a.word is not None:
+        if a.text_pair_column:
+            raise WarmstartError("--text-pair-column goes without --word", "drop one of them")
         if not a.word.strip():
             raise WarmstartError("--word is empty", "pass the word whose senses to embed, e.g. --word bank")
         return _embed_word(a)
@@ -39,11 +41,13 @@ def _embed(a):
         raise WarmstartError("--sense and --plot go with --word", "add --word WORD, or drop them")
     saved = SavedModel(a.run, prefer="final")
     encoder, tokenizer, _ = saved.encoder
-    texts = list(open_dataset(a.data, data_options(a)).texts(a.split))
-    if not texts:
+    records = list(open_dataset(a.data, data_options(a)).records(a.split))
+    if not records:
         raise WarmstartError(f"no texts in the {a.split} split of {a.data}", "pick another split or file")
+    texts = [r["text"] for r in records]
+    pairs = [r["text_pair"] for r in records] if a.text_pair_column else None
     vectors, pooling, normalize = sentence_vectors(
-        encoder, tokenizer, saved.card, texts, a.layer, a.pooling, a.normalize, a.max_length
+        encoder, tokenizer, saved.card, texts, a.layer, a.pooling, a.normalize, a.max_length, pairs=pairs
     )
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -112,8 +116,17 @@ def _bias_probe(a):
 
 def _probe(a):
     from warmstart.commands.probe import run_probe
+    from warmstart.commands.probe_steps import probe_checkpoints
 
-    result = run_probe(
+    if a.hans:
+        return _hans(a)
+    if a.entailment_label is not None:
+        raise WarmstartError("--entailment-label goes with --hans", "add --hans, or drop it")
+    if not a.data:
+        raise WarmstartError(
+            "probe needs --data, a labeled dataset", "add --data NAME_OR_FILE (or use --hans)"
+        )
+    result = (probe_checkpoints if a.checkpoints else run_probe)(
         a.run,
         a.data,
         a.out,
@@ -126,6 +139,24 @@ def _probe(a):
     )
     print(result["table"])
     print(f"plot: {result['plot']}")
+
+
+def _hans(a):
+    from warmstart.analysis import hans
+    from warmstart.train.checkpoint import write_json
+    from warmstart.train.rundir import check_free, open_run_dir, settle
+
+    if a.checkpoints or a.data:
+        raise WarmstartError("--hans takes a finetuned run alone", "drop --checkpoints and --data")
+    check_free(a.out, a.overwrite)
+    result = hans.hans_probe(a.run, a.entailment_label)
+    run_dir = open_run_dir(a.out, overwrite=a.overwrite, what="probe")
+    write_json(result, run_dir / hans.FILE)
+    settle(run_dir)
+    text = hans.markdown(result)
+    (run_dir / "hans.md").write_text(text + "\n", encoding="utf-8")
+    print(text)
+    print(f"written to {run_dir / hans.FILE}")
 
 
 def _word_options(em) -> None:
@@ -175,6 +206,11 @@ def add_embed(sub) -> None:
     )
     em.add_argument("--max-length", **MAX_LENGTH)
     em.add_argument("--out", required=True, help="output .npy file (rows in the order of the texts)")
+    em.add_argument(
+        "--text-pair-column",
+        help="column with each row's second text: the pair encoded as the model's pair input (segment B, "
+        "as finetuning on pairs reads it), one vector per row",
+    )
     _word_options(em)
     add_text_options(em)
     em.set_defaults(func=_embed)
@@ -209,7 +245,22 @@ def add_fill_mask(sub) -> None:
 def add_probe(sub) -> None:
     pb = sub.add_parser("probe", help="a linear probe on every layer, with a plot of score by layer")
     pb.add_argument("run", help="run or checkpoint directory (pretrained)")
-    data_flag(pb, "labeled dataset name or file")
+    pb.add_argument(
+        "--checkpoints",
+        action="store_true",
+        help="RUN is a pretraining run: probe each of its saved checkpoints (and the random init, step 0) "
+        "and set the score against the step and the validation loss (probe.md, probe.png)",
+    )
+    pb.add_argument(
+        "--hans",
+        action="store_true",
+        help="RUN is a finetuned pair classifier (NLI): its accuracy on HANS-style template pairs, per "
+        "heuristic (lexical overlap, subsequence, constituent), entailed and not (hans.md, hans.json)",
+    )
+    pb.add_argument(
+        "--entailment-label", help="with --hans: the model's label that means entailed (default: entailment)"
+    )
+    data_flag(pb, "labeled dataset name or file (not with --hans)", required=False)
     pb.add_argument("--pooling", **POOLING)
     pb.add_argument("--max-length", **MAX_LENGTH)
     pb.add_argument("--train-limit", type=int, default=4000, help="training examples for the probes")

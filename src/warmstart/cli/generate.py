@@ -56,7 +56,9 @@ def _generate(a):
     if a.file:
         with sys.stdin if a.file == "-" else open_input(a.file) as fh:
             prompts += [line.rstrip("\r\n") for line in fh if line.strip()]
-    run_generate(a.run, prompts, cfg, show_special=a.show_special)
+    run_generate(
+        a.run, prompts, cfg, show_special=a.show_special, mlm_sampling=a.mlm_sampling, mlm_sweeps=a.mlm_sweeps
+    )
 
 
 def _prompt(a):
@@ -75,13 +77,28 @@ def add_generate(sub) -> None:
     from warmstart.config import help_text
     from warmstart.generation.decode import GenerationConfig
 
-    gn = sub.add_parser("generate", help="continue text with a gpt2 run, or transform it with a t5/bart run")
+    gn = sub.add_parser(
+        "generate", help="continue text with a gpt2 or masked-LM run, or transform it with a t5/bart run"
+    )
     raw_epilog(gn, help_text(GenerationConfig))
-    gn.add_argument("run", help="gpt2, t5 or bart run directory (its final model) or model directory")
+    gn.add_argument(
+        "run",
+        help="gpt2, t5, bart or masked-LM (bert family) run directory (its final model) or model directory",
+    )
     gn.add_argument("--prompt", action="append", metavar="TEXT", help="a prompt (repeat for several)")
     gn.add_argument("--file", metavar="PROMPTS.txt", help="a text file with one prompt per line")
     config_flags(gn, config_rows(GenerationConfig), GENERATE_FLAGS)
     gn.add_argument("--no-cache", action="store_true", help="recompute every step (use_cache=false)")
+    gn.add_argument(
+        "--mlm-sampling",
+        default=None,
+        metavar="{left-to-right,gibbs}",  # checked by inference/mlm_generate.py (keeps the parser light)
+        help="masked-LM runs: append [MASK] and fill it, token by token (left-to-right, the default), or "
+        "fill a fixed number of masks and resample them (gibbs, Wang & Cho 2019)",
+    )
+    gn.add_argument(
+        "--mlm-sweeps", type=int, default=None, help="gibbs: passes that resample every new position (3)"
+    )
     gn.add_argument("--show-special", action="store_true", help="keep special tokens (e.g. T5 sentinels)")
     gn.add_argument("--config", help="YAML file of generation keys")
     gn.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="generation options, e.g. top_p=0.9")

@@ -32,16 +32,33 @@ def _export(a):
     from warmstart.hub.runs import choose
 
     chosen = choose(a.run, a.checkpoint)  # refused here, in one line, before anything is written
-    if a.to != "onnx" and (a.quantize or a.optimize):
-        raise WarmstartError("--quantize and --optimize go with --to onnx", "add --to onnx, or drop them")
+    if a.to == "hf" and a.quantize:
+        raise WarmstartError("--quantize goes with --to onnx or --to torch", "add one, or drop --quantize")
+    if a.to != "onnx" and (a.optimize or a.calibrate is not None):
+        raise WarmstartError("--optimize and --calibrate go with --to onnx", "add --to onnx, or drop them")
+    if a.to == "torch":
+        from warmstart.deploy.torch_int8 import export_torch_int8
+
+        if a.quantize != "int8":
+            raise WarmstartError("--to torch writes int8 weights", "add --quantize int8 (fp32: --to hf)")
+        out, measured = export_torch_int8(a.run, a.out, a.overwrite, a.checkpoint)
+        print(
+            f"exported {chosen.says()} to {out} (torch, int8; scores within "
+            f"{measured['max_abs_difference']:.1e} of fp32's on a sample; predict, evaluate, serve and "
+            "warmstart.load take it)"
+        )
+        return
     if a.to == "onnx":
         from warmstart.deploy.onnx_export import export_onnx
 
-        out, measured = export_onnx(a.run, a.out, a.overwrite, a.checkpoint, a.quantize, a.optimize)
-        gap = measured["max_abs_difference"]
+        out, measured = export_onnx(
+            a.run, a.out, a.overwrite, a.checkpoint, a.quantize, a.optimize, a.calibrate
+        )
+        gap, how = measured["max_abs_difference"], "static" if a.calibrate else "dynamic"
+        precision = f"int8 {how}" if a.quantize else "fp32"
         print(
-            f"exported {chosen.says()} to {out} (ONNX, {a.quantize or 'fp32'}; scores within {gap:.1e} of "
-            "PyTorch's on a sample; predict, evaluate, serve and warmstart.load take it)"
+            f"exported {chosen.says()} to {out} (ONNX, {precision}; outputs within {gap:.1e} of "
+            "PyTorch's on a sample; predict or embed, evaluate, serve and warmstart.load take it)"
         )
         return
     out = export_hf(a.run, a.out, overwrite=a.overwrite, checkpoint=a.checkpoint, adapter=a.adapter)
@@ -52,10 +69,12 @@ def _export(a):
 
 
 def add_import(sub) -> None:
+    from warmstart.hub.families import SUPPORTED  # the families import reads: the help cannot go stale
+
     im = sub.add_parser(
         "import",
-        help="a transformers checkpoint (bert, roberta, albert, electra, gpt2, t5, bart, xlnet), an ELMo "
-        "release or word vectors as a model",
+        help=f"a transformers checkpoint ({', '.join(SUPPORTED)}), an ELMo release or word vectors as a "
+        "model",
     )
     im.add_argument(
         "src",
@@ -82,18 +101,29 @@ def add_import(sub) -> None:
 
 
 def add_export(sub) -> None:
-    ex = sub.add_parser("export", help="a warmstart run's model as a transformers directory")
+    ex = sub.add_parser(
+        "export", help="a warmstart run's model as a transformers directory, an ONNX graph or int8 weights"
+    )
     ex.add_argument(
         "run",
         help="run directory (finetuned: its best model, the one predict, evaluate and test_metrics.json "
         "use; pretrained: its final model) or a model/checkpoint directory",
     )
     ex.add_argument(
-        "--to", default="hf", choices=["hf", "onnx"],
-        help="format: hf (transformers from_pretrained), or onnx (a finetuned model's graph for onnxruntime, "
-        "which predict, evaluate, serve and warmstart.load take)",
+        "--to", default="hf", choices=["hf", "onnx", "torch"],
+        help="format: hf (transformers from_pretrained), onnx (a finetuned model's scores or an encoder's "
+        "sentence vectors as a graph for onnxruntime), or torch (with --quantize int8: torch.ao's dynamic "
+        "int8 of a finetuned model); predict, evaluate, serve, embed and warmstart.load take onnx and torch",
     )  # fmt: skip
-    ex.add_argument("--quantize", choices=["int8"], help="--to onnx: int8 weights (dynamic quantization)")
+    ex.add_argument(
+        "--quantize", choices=["int8"],
+        help="--to onnx or torch: int8 weights (dynamic quantization: activations quantized per batch)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--calibrate", type=int, metavar="N",
+        help="--to onnx --quantize int8: static quantization, activations calibrated on the run's first N "
+        "training rows",
+    )  # fmt: skip
     ex.add_argument(
         "--optimize", action="store_true", help="--to onnx: save onnxruntime's graph optimizations"
     )

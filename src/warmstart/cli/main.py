@@ -27,6 +27,7 @@ COMMANDS = [  # (cli module, its add_<name> function), in the order `warmstart -
     ("train", "add_finetune"),
     ("evaluate", "add_evaluate"),
     ("evaluate", "add_predict"),
+    ("suite", "add_suite"),
     ("features", "add_embed"),
     ("features", "add_fill_mask"),
     ("features", "add_probe"),

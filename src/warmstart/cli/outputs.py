@@ -13,12 +13,13 @@ OUTPUT_DESTS = ("out", "plot")  # flags whose value is a file or directory the c
 INPUT_DESTS = (  # flags (and positionals) whose value may be a file or directory the command reads
     "run", "run_a", "run_b", "target", "vectors", "src", "data", "dataset", "name", "train_file",
     "validation_file", "test_file", "input", "corpus", "tokenizer", "shards", "init", "resume", "config",
-    "generator", "vocab", "file", "space",
+    "generator", "vocab", "file", "space", "glue_dir",
 )  # fmt: skip
 NOT_PATHS = (  # string flags that are never a path (names, words, numbers, templates)
-    "a", "b", "c", "arch", "checkpoint", "fractions", "full_seeds", "host", "label_column", "layer",
-    "objective", "overrides", "pairs", "preset", "prompt", "seeds", "sense", "shots", "strategy", "task",
-    "template", "text", "text_column", "text_pair_column", "word", "storage", "study_name", "pruner",
+    "a", "b", "c", "arch", "checkpoint", "entailment_label", "fractions", "full_seeds", "host",
+    "label_column", "layer", "mlm_sampling", "objective", "overrides", "pairs", "preset", "prompt", "seeds",
+    "sense", "shots", "strategy", "task", "tasks", "template", "text", "text_column", "text_pair_column",
+    "word", "storage", "study_name", "pruner",
 )  # fmt: skip
 REPORT_PLOTS = (  # report/run_report.py plot_path(out, NAME): OUT_NAME.png (+ .svg, .pdf) beside the HTML
     "confusion", "convergence", "expected_max", "fractions", "joint", "pretraining", "projection", "slices",

@@ -272,9 +272,9 @@ def http_page() -> str:
         'server\'s schemas (`/api/predict/batch` takes `{"inputs": [...]}`, each input one of these). A',
         "field not listed, or of the wrong type, is a 422. The endpoints: [HTTP API](http-api.md).",
     ]
-    for kind, body in BODIES.items():
+    for task, body in BODIES.items():  # as /api/info's task
         schema = body.model_json_schema()
-        lines += ["", f"## {kind}", "", f"`{body.__name__}`.", ""]
+        lines += ["", f"## {task}", "", f"`{body.__name__}`.", ""]
         lines += ["| field | type | default | bounds | meaning |", "|---|---|---|---|---|"]
         for name, prop in schema["properties"].items():
             tp, bounds = _json_type(prop)

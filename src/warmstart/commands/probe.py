@@ -71,17 +71,8 @@ def probe_layers(feats: dict[str, np.ndarray], labels: dict[str, torch.Tensor], 
     return rows
 
 
-def run_probe(
-    model: str,
-    dataset: str,
-    out: str,
-    pooling: str = "cls",
-    max_length: int = 128,
-    train_limit: int | None = 4000,
-    scratch_twin: bool = True,
-    overwrite: bool = False,
-    options: DataOptions | None = None,
-) -> dict:
+def labeled_splits(dataset: str, options: DataOptions | None, train_limit: int | None) -> tuple:
+    """(records per split, label ids per split, label names) of a labeled dataset a probe is fitted on."""
     data = open_dataset(dataset, options or DataOptions())
     if data.kind != "labeled":
         raise WarmstartError(
@@ -102,20 +93,51 @@ def run_probe(
             f"{dataset} has {len(names)} label(s) in its training split", "a probe needs 2 labels or more"
         )
     labels = {s: torch.tensor([index[r["label"]] for r in rows]) for s, rows in records.items()}
+    return records, labels, names
+
+
+def probe_model(
+    model,
+    records: dict,
+    labels: dict,
+    classes: int,
+    pooling: str,
+    max_length: int,
+    random_init: bool = False,
+    name: str = "pretrained",
+) -> list[dict]:
+    """The rows of ``probe_layers`` for one model or checkpoint directory (``random_init``: its twin)."""
+    torch.manual_seed(0)
+    encoder, tokenizer, _ = load_encoder(model, random_init=random_init)
+    print(f"{name}: features of {sum(len(r) for r in records.values()):,} texts", file=sys.stderr)
+    feats = {
+        s: all_layer_features(encoder, tokenizer, [r["text"] for r in rows], pooling, max_length)
+        for s, rows in records.items()
+    }
+    return probe_layers(feats, labels, classes)
+
+
+def run_probe(
+    model: str,
+    dataset: str,
+    out: str,
+    pooling: str = "cls",
+    max_length: int = 128,
+    train_limit: int | None = 4000,
+    scratch_twin: bool = True,
+    overwrite: bool = False,
+    options: DataOptions | None = None,
+) -> dict:
+    records, labels, names = labeled_splits(dataset, options, train_limit)
     check_free(out, overwrite)  # refused now; written only when the probes are done
     refuse_overlap(out, {"model": model, "dataset": dataset})
     results = {}
     variants = [("pretrained", False)] + ([("scratch", True)] if scratch_twin else [])
     for name, random_init in variants:
-        torch.manual_seed(0)
-        encoder, tokenizer, _ = load_encoder(model, random_init=random_init)
-        print(f"{name}: features of {sum(len(r) for r in records.values()):,} texts", file=sys.stderr)
-        feats = {
-            s: all_layer_features(encoder, tokenizer, [r["text"] for r in rows], pooling, max_length)
-            for s, rows in records.items()
-        }
-        results[name] = probe_layers(feats, labels, len(names))
-    run_dir = open_run_dir(out, overwrite=overwrite, kind="probe")
+        results[name] = probe_model(
+            model, records, labels, len(names), pooling, max_length, random_init, name
+        )
+    run_dir = open_run_dir(out, overwrite=overwrite, what="probe")
     write_json({"dataset": dataset, "pooling": pooling, "layers": results}, run_dir / "probe.json")
     settle(run_dir)  # --overwrite: the results are saved, the replaced run can go
     series = {

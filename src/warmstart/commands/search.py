@@ -207,7 +207,7 @@ def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, repor
     direction = _direction(spec)
     state = check_search_dir(out, spec, overwrite)
     if state == "replace":
-        open_run_dir(out, overwrite=True, kind="search")
+        open_run_dir(out, overwrite=True, what="search")
     out.mkdir(parents=True, exist_ok=True)
     mark(out, "search")
     save_spec(out, spec, SPEC_FILE)

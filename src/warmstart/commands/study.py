@@ -164,7 +164,7 @@ def run_study(
     task, baseline = TASKS[kind]
     state = check_study_dir(out, spec, overwrite)
     if state == "replace":  # moved aside; removed once a new cell has finished, put back if none does
-        open_run_dir(out, overwrite=True, kind="study")
+        open_run_dir(out, overwrite=True, what="study")
     if state == "extend":
         print(f"extending {out}: more seeds or fractions; its finished cells are kept", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)

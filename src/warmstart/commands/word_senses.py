@@ -196,11 +196,11 @@ def _static_panel(ax, static, word: str, senses: dict[str, list[str]], colours: 
     words = list(points)
     xy = pca_2d(np.stack([static.unit()[static.index[w]] for w in words]))
     for (x, y), w in zip(xy, words):
-        kind = points[w]
-        if kind == "word":
+        role = points[w]
+        if role == "word":
             ax.scatter([x], [y], marker="*", s=220, color="black", zorder=3)
         else:
-            ax.scatter([x], [y], s=24, color=colours.get(kind, "0.6"))
+            ax.scatter([x], [y], s=24, color=colours.get(role, "0.6"))
         ax.annotate(w, (x, y), fontsize=8, xytext=(3, 3), textcoords="offset points")
     ax.set(title=f"static word2vec: '{word}' is one vector (star)", xlabel="principal component 1",
            ylabel="principal component 2")  # fmt: skip

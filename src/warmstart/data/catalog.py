@@ -90,6 +90,7 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
         "text_pair_column": options.text_pair_column,
         "label_column": options.label_column if labeled else None,
         "txt_mode": options.txt_mode,
+        "empty_labels": options.empty_labels,
     }
     readers.read_file(path, **kwargs)  # checks the columns now, not at the first record
     shown = "one document per line" if options.txt_mode == "line" else "blank-line-separated paragraphs"

@@ -20,6 +20,7 @@ class DataOptions:
     text_column: str = "text"
     text_pair_column: str | None = None
     label_column: str | None = "label"  # used when the file has it (then 'labeled'); None: never
+    empty_labels: bool = False  # multi-label: an empty label is a row none of the labels apply to
     target_column: str | None = None  # text-to-text: a file with this column is a 'seq2seq' dataset
     txt_mode: str = "line"  # .txt: 'line' = one document per line, 'blank' = blank-line-separated paragraphs
     split_seed: int = 0

@@ -42,7 +42,7 @@ def _number_text(value: Decimal) -> str:
     return format(n, "f")
 
 
-def label_kind(value) -> str:
+def label_type(value) -> str:
     """'boolean', 'number' or 'text': what a raw label value is, for the mixing rule."""
     if isinstance(value, bool):
         return "boolean"
@@ -73,11 +73,12 @@ def canonical_label(value) -> str:
 
 
 class LabelCheck:
-    """Canonical labels of one file, refusing a file that mixes booleans with numbers."""
+    """Canonical labels of one file, refusing a file that mixes booleans with numbers. ``empty``: an empty
+    label (the text ``""``) is a row that none of the labels apply to (multi-label), not a missing value."""
 
-    def __init__(self, path):
-        self.path = path
-        self.first: dict[str, tuple[str, object]] = {}  # kind -> (where, value) of its first label
+    def __init__(self, path, empty: bool = False):
+        self.path, self.empty = path, empty
+        self.first: dict[str, tuple[str, object]] = {}  # label type -> (where, value) of its first label
 
     def label(self, value, where: str) -> str:
         """The class text of ``value`` read at ``where`` ("line 3"); a WarmstartError for a bad one."""
@@ -87,15 +88,15 @@ class LabelCheck:
             raise WarmstartError(
                 f"{where} of {self.path}: {exc}", "give every row a class name or a finite number"
             ) from None
-        kind = label_kind(value)
-        if kind != "text":
-            self.first.setdefault(kind, (where, value))
-            other = next((k for k in self.first if k != kind), None)
+        value_type = label_type(value)
+        if value_type != "text":
+            self.first.setdefault(value_type, (where, value))
+            other = next((k for k in self.first if k != value_type), None)
             if other is not None:
                 before, shown = self.first[other]
                 raise WarmstartError(
-                    f"{where} of {self.path}: the label {_show(value)} is a {kind} but {before} has the "
-                    f"{other} {_show(shown)}; the labels mix booleans (true/false) and numbers",
+                    f"{where} of {self.path}: the label {_show(value)} is a {value_type} but {before} has "
+                    f"the {other} {_show(shown)}; the labels mix booleans (true/false) and numbers",
                     "write the labels one way: all true/false, or all numbers (1/0)",
                 )
         return text

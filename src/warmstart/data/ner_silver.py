@@ -82,8 +82,8 @@ def _load_spacy():
 
 
 def _bio(token) -> str:
-    iob, kind = token.ent_iob_, token.ent_type_
-    return f"{iob}-{kind}" if iob in ("B", "I") and kind else "O"
+    iob, entity_type = token.ent_iob_, token.ent_type_
+    return f"{iob}-{entity_type}" if iob in ("B", "I") and entity_type else "O"
 
 
 def sentences(doc) -> Iterator[tuple[list[str], list[str]]]:

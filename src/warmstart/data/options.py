@@ -42,11 +42,12 @@ class FinetuneDataConfig:
     subset_seed: int = opt(0, "seed of the train_fraction subset")
 
 
-def data_options(d: FinetuneDataConfig, kind: str = "labeled") -> DataOptions:
+def data_options(d: FinetuneDataConfig, kind: str = "labeled", empty_labels: bool = False) -> DataOptions:
     return DataOptions(
         text_column=d.text_column,
         text_pair_column=d.text_pair_column,
         label_column=d.label_column,
+        empty_labels=empty_labels,
         target_column=d.target_column if kind == "seq2seq" else None,
         split_seed=d.split_seed,
     )
@@ -64,11 +65,12 @@ def split_files(d: FinetuneDataConfig) -> dict[str, str]:
     return {split: str(f) for split, f in given.items() if f}
 
 
-def open_finetune_data(d: FinetuneDataConfig, kind: str = "labeled") -> Dataset:
-    """The dataset of ``d``: its dataset with its own split files (data/split_files.py)."""
+def open_finetune_data(d: FinetuneDataConfig, kind: str = "labeled", empty_labels: bool = False) -> Dataset:
+    """The dataset of ``d``: its dataset with its own split files (data/split_files.py); ``empty_labels``:
+    an empty label is a row none of the labels apply to (multi-label)."""
     if not d.dataset and not split_files(d):
         raise WarmstartError(
             "no dataset given",
             "pass --dataset NAME_FILE_OR_DIR or --train-file FILE (see `warmstart data list`)",
         )
-    return open_data(d.dataset, split_files(d), data_options(d, kind))
+    return open_data(d.dataset, split_files(d), data_options(d, kind, empty_labels))

@@ -149,9 +149,9 @@ def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck
     """A record from a row (dict column -> value); None if its text is empty. ``labels``: canonical labels."""
     for column in columns.values():
         if column is not None and isinstance(row.get(column), list | dict):
-            kind = type(row[column]).__name__
+            type_name = type(row[column]).__name__
             raise WarmstartError(
-                f"{where} of {path}: column '{column}' holds a {kind}, not a string or number",
+                f"{where} of {path}: column '{column}' holds a {type_name}, not a string or number",
                 "write one text per field; several labels as one string joined by '|' (task.label_separator)",
             )
     text = row.get(columns["text"])
@@ -168,6 +168,10 @@ def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck
         if column is None:
             continue
         value = row.get(column)
+        if field == "label" and labels is not None and labels.empty and isinstance(value, str):
+            if not value.strip():  # multi-label: a row none of the labels apply to
+                record[field] = ""
+                continue
         if value is None or not str(value).strip():
             raise WarmstartError(
                 f"{where} of {path} has no value for column '{column}'",
@@ -188,11 +192,13 @@ def read_file(
     label_column: str | None = None,
     txt_mode: str = "line",
     canonical_labels: bool = True,
+    empty_labels: bool = False,
 ) -> Iterator[dict]:
     """Stream the records of a local file. Path, extension and columns are checked before this returns.
 
     Labels are class names in one spelling (``data/labels.py``) unless ``canonical_labels`` is False (the
-    label column then holds free text, e.g. text-to-text targets, kept as written but stripped)."""
+    label column then holds free text, e.g. text-to-text targets, kept as written but stripped).
+    ``empty_labels`` (multi-label): an empty label is kept as ``""``, a row none of the labels apply to."""
     path = check_path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_EXTENSIONS:
@@ -208,7 +214,8 @@ def read_file(
     if suffix != ".jsonl":  # JSONL columns are checked line by line
         _check_columns(path, file_columns(path), wanted)
     reader = {".jsonl": _read_jsonl, ".parquet": _read_parquet}.get(suffix, _read_csv)
-    return reader(path, columns, LabelCheck(path) if label_column and canonical_labels else None)
+    labels = LabelCheck(path, empty_labels) if label_column and canonical_labels else None
+    return reader(path, columns, labels)
 
 
 def _read_txt(path: Path, mode: str) -> Iterator[dict]:

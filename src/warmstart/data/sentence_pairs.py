@@ -23,7 +23,7 @@ import torch
 
 from warmstart.errors import WarmstartError
 
-KINDS = ("nsp", "sop")
+PAIR_TASKS = ("nsp", "sop")
 
 
 def default_seg_len(seq_len: int) -> int:
@@ -99,11 +99,11 @@ class DocumentChunks:
 
 class PairWindows:
     """The examples of an NSP/SOP objective: ``get(indices)`` -> the A chunk ids (LongTensor) that the
-    collator turns into pairs. Raises WarmstartError when the split cannot give the kind's pairs."""
+    collator turns into pairs. Raises WarmstartError when the split cannot give the pair task's pairs."""
 
-    def __init__(self, shards, seq_len: int, kind: str, seg_len: int | None = None):
-        if kind not in KINDS:
-            raise ValueError(f"unknown pair kind {kind!r}")
+    def __init__(self, shards, seq_len: int, pair_task: str, seg_len: int | None = None):
+        if pair_task not in PAIR_TASKS:
+            raise ValueError(f"unknown pair task {pair_task!r}")
         seg_len = default_seg_len(seq_len) if seg_len is None else seg_len
         if seg_len < 1:
             raise WarmstartError(
@@ -111,7 +111,7 @@ class PairWindows:
             )
         self.chunks = DocumentChunks(shards, seg_len)
         split = getattr(shards, "split", "")
-        if kind == "nsp" and self.chunks.docs_with_tokens < 2:
+        if pair_task == "nsp" and self.chunks.docs_with_tokens < 2:
             raise WarmstartError(
                 f"the {split} split has {self.chunks.docs_with_tokens} document(s); next-sentence prediction "
                 "draws its negatives from another document",
@@ -131,20 +131,20 @@ class PairWindows:
         return torch.from_numpy(self.chunks.pair_chunk(np.fromiter(indices, dtype=np.int64)))
 
 
-def draw_pairs(chunks: DocumentChunks, a: torch.Tensor, kind: str, generator: torch.Generator):
+def draw_pairs(chunks: DocumentChunks, a: torch.Tensor, pair_task: str, generator: torch.Generator):
     """(A chunk ids, negative chunk ids (NSP; else -1), labels, cut fractions in [0, 1)) for chunks ``a``."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown pair kind {kind!r}")
+    if pair_task not in PAIR_TASKS:
+        raise ValueError(f"unknown pair task {pair_task!r}")
     a = a.long()
     flip = torch.rand(len(a), generator=generator) < 0.5
     negatives = torch.full_like(a, -1)
-    if kind == "nsp":
+    if pair_task == "nsp":
         negatives = torch.where(flip, torch.from_numpy(chunks.other_doc_chunks(a.numpy(), generator)), -1)
     cut = torch.rand(len(a), generator=generator)
     return a, negatives, flip.long(), cut
 
 
-def pair_segments(chunks: DocumentChunks, a: int, negative: int, label: int, cut: float, kind: str):
+def pair_segments(chunks: DocumentChunks, a: int, negative: int, label: int, cut: float, pair_task: str):
     """(first, second) token arrays of one example: A's stretch cut at ``cut``, then swapped (SOP, label 1)
     or its second part replaced by tokens of the ``negative`` chunk's document (NSP, label 1)."""
     start, _ = chunks.span(a)
@@ -152,9 +152,9 @@ def pair_segments(chunks: DocumentChunks, a: int, negative: int, label: int, cut
     stretch = chunks.shards.read(start, end - start)
     at = 1 + int(cut * (len(stretch) - 1))  # both parts non-empty
     first, second = stretch[:at], stretch[at:]
-    if label and kind == "sop":
+    if label and pair_task == "sop":
         return second, first
-    if label and kind == "nsp":
+    if label and pair_task == "nsp":
         n_start, _ = chunks.span(negative)
         d = int(chunks.doc_of(negative))
         doc_end = int(chunks.starts[d] + chunks.lengths[d])
@@ -178,13 +178,13 @@ def truncate_pair(len_a: int, len_b: int, max_tokens: int) -> tuple[int, int]:
 
 
 def encode_pairs(
-    chunks: DocumentChunks, pairs, kind: str, seq_len: int, cls_id: int, sep_id: int, pad_id: int
+    chunks: DocumentChunks, pairs, pair_task: str, seq_len: int, cls_id: int, sep_id: int, pad_id: int
 ) -> dict:
     """``[CLS] A [SEP] B [SEP]`` per row for the output of ``draw_pairs``, padded with ``pad_id`` to the
     batch's longest row (at most ``seq_len``): input_ids, attention_mask, token_type_ids (1 on B [SEP])."""
     rows = []
     for a, neg, label, cut in zip(*(t.tolist() for t in pairs), strict=True):
-        first, second = pair_segments(chunks, a, neg, label, cut, kind)
+        first, second = pair_segments(chunks, a, neg, label, cut, pair_task)
         la, lb = truncate_pair(len(first), len(second), seq_len - 3)
         rows.append((first[:la], second[:lb]))
     width = max(len(a) + len(b) + 3 for a, b in rows)

@@ -200,7 +200,7 @@ def prepare_shards(
             "dtype": token_dtype(tokenizer.vocab_size).name,
             "vocab_size": tokenizer.vocab_size,
             "tokenizer_fingerprint": tokenizer.fingerprint(),
-            "tokenizer_kind": tokenizer.kind,
+            "tokenizer_kind": tokenizer.algorithm,
             "doc_sep_id": int(tokenizer.doc_sep_id),
             "splits": splits,
             "source": source or {},
@@ -277,9 +277,9 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
 
 
-def _prefix(out_dir: Path, kind: str) -> str:
-    """``.<out>.<kind>-<pid>@<host>-``: tells a later prepare whose temporary directory it is."""
-    return f".{out_dir.name}.{kind}-{os.getpid()}@{_host()}-"
+def _prefix(out_dir: Path, purpose: str) -> str:
+    """``.<out>.<purpose>-<pid>@<host>-``: tells a later prepare whose temporary directory it is."""
+    return f".{out_dir.name}.{purpose}-{os.getpid()}@{_host()}-"
 
 
 def _running(pid: int) -> bool:

@@ -58,10 +58,17 @@ def sample_batch(task, tokenizer, labels) -> dict:
 def export_graph(unit: nn.Module, batch: dict, path: Path) -> tuple[list[str], list[str]]:
     """Write ``unit``'s scoring graph to ``path`` (ONNX, one file); (input names, output names)."""
     names = [n for n in INPUTS if isinstance(batch.get(n), torch.Tensor)]
-    graph = Graph(unit, names).eval()  # a new module starts in training mode, and export restores it
+    return trace(Graph(unit, names), batch, names, path)
+
+
+def trace(graph: nn.Module, batch: dict, names: list[str], path: Path) -> tuple[list[str], list[str]]:
+    """Write ``graph`` (a module taking ``batch``'s tensors ``names`` in order) to ``path``, batch and length
+    dynamic; (input names, output names: the module's ``outputs`` when it names them)."""
+    graph = graph.eval()  # a new module starts in training mode, and export restores it
     with torch.inference_mode():
         out = graph(*(batch[n] for n in names))
     outputs = [f"scores_{i}" for i in range(len(out))] if isinstance(out, tuple) else ["scores"]
+    outputs = list(getattr(graph, "outputs", outputs))
     axes = {n: {0: "batch", batch[n].dim() - 1: "length"} for n in names}
     if "choice_mask" in names:  # (batch, choices, length) and (batch, choices)
         axes = {n: {0: "batch", 1: "choices", **({2: "length"} if n != "choice_mask" else {})} for n in names}

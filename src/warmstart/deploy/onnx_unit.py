@@ -4,21 +4,15 @@ in onnxruntime. predict, evaluate, serve and ``warmstart.load`` take it as they 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import model_config, task_encoder
-from warmstart.checkpoints.resolve import read_config
 from warmstart.deploy.onnx_graph import score_method
+from warmstart.deploy.shell import task_shell
 from warmstart.errors import WarmstartError
-from warmstart.registry import TASKS, family_of, lookup
-from warmstart.tasks.base import TaskConfig
-from warmstart.tokenization.tokenizer import Tokenizer
 
 GRAPH = "model.onnx"
 
@@ -78,17 +72,5 @@ def _numpy(value) -> np.ndarray:
 def load_onnx_finetuned(d: Path):
     """(unit, task, tokenizer, labels) of an ONNX model directory, as checkpoints/load.py's
     ``load_finetuned`` gives them for a PyTorch one."""
-    config_json = read_config(d)
-    card = RunCard.read(config_json)
-    if not card.finetuned:
-        raise WarmstartError(f"{d} holds no finetuned task", "export a `warmstart finetune` run --to onnx")
-    names = {f.name for f in dataclasses.fields(TaskConfig)}
-    task = lookup(TASKS, "task", card.task["name"])(
-        TaskConfig(**{k: v for k, v in card.task.items() if k in names})
-    )
-    cfg, model_cls = model_config(config_json)
-    tokenizer = Tokenizer.load(d)
-    task.bind(tokenizer, config_json, family_of(config_json))
-    with torch.device("meta"):
-        shell = task.build(task_encoder(model_cls(cfg)), card.labels).eval()
-    return OnnxUnit(shell, session(d / GRAPH)), task, tokenizer, card.labels
+    shell, task, tokenizer, labels = task_shell(d, "meta", "--to onnx")
+    return OnnxUnit(shell, session(d / GRAPH)), task, tokenizer, labels

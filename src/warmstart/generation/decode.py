@@ -212,7 +212,7 @@ def _limits(model, prompts, cfg) -> list[int]:
     return limits
 
 
-def _choose(logits, cfg, generator):
+def choose(logits, cfg, generator):
     """(B,) next tokens: argmax, or a draw after temperature, top-k and top-p (nucleus) filtering."""
     if cfg.strategy == "greedy":
         return logits.argmax(-1)
@@ -280,7 +280,7 @@ def _step_by_step(state, cfg, limits, stop, pad_id, device, on_step, text_of=Non
     done = [False] * len(limits)
     logits = state.logits()
     while True:
-        tokens = _choose(logits, cfg, generator).tolist()
+        tokens = choose(logits, cfg, generator).tolist()
         for i, t in enumerate(tokens):
             if done[i]:
                 tokens[i] = pad_id

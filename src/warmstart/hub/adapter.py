@@ -141,7 +141,7 @@ def _factors(name: str, delta: torch.Tensor, lora: Lora, tolerance: float) -> tu
     return (root[:, None] * vh[:r]).float(), (u[:, :r] * root / (lora.alpha / lora.rank)).float()
 
 
-def adapter_files(deltas: dict, tolerance: float, head: dict, lora: Lora, fam: Family, cfg, kind: str,
+def adapter_files(deltas: dict, tolerance: float, head: dict, lora: Lora, fam: Family, cfg, task_name: str,
                   base_path: str) -> tuple[dict, dict]:  # fmt: skip
     """(adapter_config.json, adapter_model.safetensors tensors) in PEFT's format: the LoRA factors of each
     transformers projection (``deltas``: their updates under unit names) and the exported ``head`` tensors."""
@@ -162,7 +162,7 @@ def adapter_files(deltas: dict, tolerance: float, head: dict, lora: Lora, fam: F
         saved.append(top)
     config = {
         "peft_type": "LORA",
-        "task_type": TASKS[kind].peft_task_type if kind in TASKS else None,
+        "task_type": TASKS[task_name].peft_task_type if task_name in TASKS else None,
         "base_model_name_or_path": base_path,
         "r": lora.rank,
         "lora_alpha": lora.alpha,

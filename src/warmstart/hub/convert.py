@@ -1,5 +1,5 @@
 """Hugging Face interop: ``import_hf`` turns a transformers checkpoint into a warmstart model directory (the
-kind `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` take it); ``export_hf`` turns a
+sort `warmstart pretrain` writes, so `finetune --init` and `pretrain --init` take it); ``export_hf`` turns a
 warmstart run into a directory that transformers' Auto classes load unchanged: the checkpoint the run's
 scores come from (a finetuned run's best/, :mod:`warmstart.hub.runs`), a tokenizer that passes segment ids
 where the model has them, a model card (README.md, :mod:`warmstart.hub.model_card`) and, for a LoRA run, its
@@ -49,6 +49,7 @@ from warmstart.hub.electra_generator import export_generator, read_generator
 from warmstart.hub.families import family, pretraining_class
 from warmstart.hub.families.base import TOKEN_IDS, TOP_LEVEL, Family, refuse
 from warmstart.hub.families.configs import config_from_hf, config_to_hf, given_fields
+from warmstart.hub.generation_config import write_generation_config
 from warmstart.hub.heads import base_name, export_family, export_task, import_task, task_unit, warn_heads
 from warmstart.hub.model_card import model_card
 from warmstart.hub.runs import choose
@@ -302,7 +303,7 @@ def export_hf(
     card = RunCard.read(run_config)
     cfg, model_cls = model_config(run_config)
     tokenizer = Tokenizer.load(d)
-    arch = export_family(card, cfg, tokenizer.kind)
+    arch = export_family(card, cfg, tokenizer.algorithm)
     family(arch, d)  # refuses a model type transformers has no class for
     fam = padded(pretraining_class(arch, card.objective), run_config.get("pad_token_id"))
     settings = run_settings(chosen.root)
@@ -377,3 +378,4 @@ def _write_hf(d: Path, config: dict, tensors: dict, tokenizer, max_length: int |
     write_json(config, d / "config.json")
     save_file(tensors, str(d / "model.safetensors"), metadata={"format": "pt"})
     save_for_transformers(tokenizer, d, config, max_length)
+    write_generation_config(d, config)

@@ -1,6 +1,6 @@
 """The original ELMo release (bilm-tf, the files AllenNLP reads): an options JSON and an HDF5 weights file,
 imported as a warmstart elmo model directory (`warmstart import elmo:OPTIONS.json:WEIGHTS.hdf5 --out DIR
---vocab VOCAB.txt`), the kind `warmstart pretrain --arch elmo` writes, so `finetune --init` takes it.
+--vocab VOCAB.txt`), the sort `warmstart pretrain --arch elmo` writes, so `finetune --init` takes it.
 
 The layout is the one bilm-tf's ``dump_weights`` writes and AllenNLP's ``_ElmoCharacterEncoder`` and
 ``ElmoLstm.load_weights`` read (F: the filters' sum, D: the character embedding, P: ``lstm.projection_dim``,

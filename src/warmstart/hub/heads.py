@@ -52,9 +52,10 @@ def base_name(fam: Family) -> str:
     return fam.hf_class.split("For")[0]
 
 
-def task_class(fam: Family, kind: str) -> str:
-    """The suffix of the transformers class of task ``kind`` in family ``fam`` (ForTokenClassification)."""
-    return fam.task_classes.get(kind, TASK_CLASSES[kind])
+def task_class(fam: Family, task_name: str) -> str:
+    """The suffix of the transformers class of the task ``task_name`` in family ``fam``
+    (ForTokenClassification)."""
+    return fam.task_classes.get(task_name, TASK_CLASSES[task_name])
 
 
 def _head_names(fam: Family, task: str) -> list[tuple[str, str]]:
@@ -68,58 +69,63 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
     """(transformers class, tensors, config.json fields) of the finetuned run whose run card is ``card``
     and whose unit tensors are ``state``; a task without a transformers head is refused."""
     task = card.task or {}
-    kind = task.get("name")
+    task_name = task.get("name")
     export = _decoder_task if family(fam.arch).model.generates else _encoder_task
     hf_class, tensors, config = export(name, fam, cfg, task, state)
     labels = list(card.labels)
-    problem = task.get("problem", "single_label") if kind == "classification" else "single_label"
+    problem = task.get("problem", "single_label") if task_name == "classification" else "single_label"
     if problem == "regression":
         labels = ["LABEL_0"]
     if labels:
         config["id2label"] = {str(i): x for i, x in enumerate(labels)}
         config.update(label2id={x: i for i, x in enumerate(labels)}, num_labels=len(labels))
-    if kind == "classification":
+    if task_name == "classification":
         config["problem_type"] = PROBLEM_TYPES[problem]
     return hf_class, tensors, config
 
 
 def _encoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
-    kind = task.get("name")
+    task_name = task.get("name")
     refuse(
-        kind not in TASK_CLASSES,
-        f"a finetuned {kind} model of a {name} encoder has no transformers class warmstart exports",
+        task_name not in TASK_CLASSES,
+        f"a finetuned {task_name} model of a {name} encoder has no transformers class warmstart exports",
         "export classification, multiple_choice, tagging or extractive_qa runs, or the pretrained run",
     )
-    heads, extra, config = _head_names(fam, kind), {}, {}
-    pooling = task.get("pooling", "cls") if kind in POOLED else None
+    heads, extra, config = _head_names(fam, task_name), {}, {}
+    pooling = task.get("pooling", "cls") if task_name in POOLED else None
     refuse(
         pooling not in (None, "cls", "pooler"),
-        f"a finetuned {kind} model with task.pooling={pooling} has no transformers head (transformers' "
-        f"*{TASK_CLASSES.get(kind)} read the first token; none pools the token states)",
+        f"a finetuned {task_name} model with task.pooling={pooling} has no transformers head (transformers' "
+        f"*{TASK_CLASSES.get(task_name)} read the first token; none pools the token states)",
         "finetune with task.pooling=cls (the default) or pooler to export it",
     )
-    refuse((kind, pooling) in fam.no_export, *fam.no_export.get((kind, pooling), ("", "")))
+    refuse((task_name, pooling) in fam.no_export, *fam.no_export.get((task_name, pooling), ("", "")))
     if pooling == "cls":  # the linear layer on [CLS] in transformers' head of the family (hub/pooling.py)
-        state, heads, extra, config = fam.cls_heads.get(kind, scaled_pooler)(kind, state, heads, cfg)
-        config = {**fam.head_config.get(kind, {}), **config}
+        state, heads, extra, config = fam.cls_heads.get(task_name, scaled_pooler)(
+            task_name, state, heads, cfg
+        )
+        config = {**fam.head_config.get(task_name, {}), **config}
     elif pooling == "pooler":
-        config.update(fam.head_config.get(kind, {}))
-    pooler = kind in POOLED and not any(ours.startswith("encoder.pooler.") for ours, _ in heads)  # in place
+        config.update(fam.head_config.get(task_name, {}))
+    pooler = task_name in POOLED and not any(
+        ours.startswith("encoder.pooler.") for ours, _ in heads
+    )  # in place
     tensors = to_hf_state(dataclasses.replace(fam, heads=()), dataclasses.replace(cfg, pooler=pooler), state)
     tensors.update({theirs: state[ours] for ours, theirs in heads})
     tensors.update(extra)
-    return base_name(fam) + task_class(fam, kind), tensors, config
+    return base_name(fam) + task_class(fam, task_name), tensors, config
 
 
 def _decoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
     """A task on a decoder or encoder-decoder (tasks/readers.py): the family's transformers class, its base
     model under that class's prefix (less the stack it lacks: T5ForTokenClassification has no decoder), and
     the unit's head, whose names are transformers' already."""
-    kind, have = task.get("name"), HEADS.get(name, {})
-    refuse(kind not in have, f"a finetuned {kind} model of a {name} model has no transformers class",
+    task_name, have = task.get("name"), HEADS.get(name, {})
+    refuse(task_name not in have,
+           f"a finetuned {task_name} model of a {name} model has no transformers class",
            f"export {', '.join(have)} runs of this family, or the pretrained run")  # fmt: skip
-    hf_class, prefix, lacks = have[kind]
-    pooling = task.get("pooling", "cls") if kind == "classification" else "cls"
+    hf_class, prefix, lacks = have[task_name]
+    pooling = task.get("pooling", "cls") if task_name == "classification" else "cls"
     refuse(pooling != "cls", f"a finetuned classification model with task.pooling={pooling} has no "
            f"transformers head ({hf_class} reads one token's state)",
            "finetune with task.pooling=cls (the default) to export it")  # fmt: skip
@@ -137,11 +143,15 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
     classifier.dense put back as the pooler; ELECTRA's multiple-choice summary as the pooler, "pooler" then
     true); None when it is no task class warmstart has a head for."""
     arch = next(iter(hf.get("architectures") or []), "")
-    kind = next((k for k in TASK_CLASSES if arch.endswith(task_class(fam, k))), None)
+    task_name = next((k for k in TASK_CLASSES if arch.endswith(task_class(fam, k))), None)
     check = fam.has_head
-    if kind is None or family(fam.arch).model.generates or (check is not None and not check(kind, hf)):
+    if (
+        task_name is None
+        or family(fam.arch).model.generates
+        or (check is not None and not check(task_name, hf))
+    ):
         return None  # its head is dropped with a warning: the encoder imports as a pretrained model
-    heads = _head_names(fam, kind)
+    heads = _head_names(fam, task_name)
     lost = [theirs for _, theirs in heads if theirs not in state]
     refuse(bool(lost), f"the {arch} checkpoint lacks its head weights {', '.join(lost)}",
            "pass the directory save_pretrained wrote")  # fmt: skip
@@ -152,17 +162,17 @@ def import_task(name: str, fam: Family, hf: dict, state: dict, max_positions: in
         else:  # ELECTRA's summary: the pooler its base model has not
             tensors[ours] = state.pop(theirs)
     length = min(128, max_positions)
-    task = {"name": kind, "max_length": length, "doc_stride": min(64, length // 2)}
+    task = {"name": task_name, "max_length": length, "doc_stride": min(64, length // 2)}
     if "classifier.weight" not in tensors:  # no labels: extractive QA, multiple choice
-        task.update({"pooling": "pooler"} if kind in POOLED else {})
+        task.update({"pooling": "pooler"} if task_name in POOLED else {})
         pooler = any(k.startswith("encoder.pooler.") for k in tensors)
         return {"task": task, "labels": [], "tensors": tensors, "pooler": pooler}
     n = tensors["classifier.weight"].shape[0]
     id2label = {str(k): v for k, v in (hf.get("id2label") or {}).items()}
     labels = [str(id2label.get(str(i), f"LABEL_{i}")) for i in range(n)]
-    if kind == "classification":
-        kinds = {v: k for k, v in PROBLEM_TYPES.items()}
-        problem = kinds.get(hf.get("problem_type"), "regression" if n == 1 else "single_label")
+    if task_name == "classification":
+        problems = {v: k for k, v in PROBLEM_TYPES.items()}
+        problem = problems.get(hf.get("problem_type"), "regression" if n == 1 else "single_label")
         task.update(problem=problem, pooling="pooler")
         labels = [] if problem == "regression" else labels
     pooler = any(k.startswith("encoder.pooler.") for k in tensors)  # XLNet's summary: a pooler it adds
@@ -193,7 +203,7 @@ def warn_heads(src, fam: Family, fresh: list, dropped: list, finetuned: bool) ->
         warnings.warn(f"{src}: task heads not imported: {', '.join(heads[:4])}", stacklevel=3)
 
 
-def export_family(card, cfg, tokenizer_kind: str) -> str:
+def export_family(card, cfg, algorithm: str) -> str:
     """The transformers family of a warmstart run: its own (gpt2, t5, bart), the one it was imported from,
     else for the encoder electra (the objective), albert (shared layers or factorized embeddings), roberta
     (no segments and a byte-level BPE tokenizer) or bert."""
@@ -205,4 +215,4 @@ def export_family(card, cfg, tokenizer_kind: str) -> str:
         return "electra"
     if cfg.share_layers or cfg.embedding_size not in (None, cfg.hidden_size):
         return "albert"
-    return "roberta" if cfg.type_vocab_size == 1 and tokenizer_kind == "bpe" else "bert"
+    return "roberta" if cfg.type_vocab_size == 1 and algorithm == "bpe" else "bert"

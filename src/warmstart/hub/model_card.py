@@ -61,8 +61,8 @@ def _number(v) -> str:
 
 
 def _task_name(task: dict) -> str:
-    kind = task.get("name", "classification")
-    return f"classification ({task.get('problem', 'single_label')})" if kind == "classification" else kind
+    name = task.get("name", "classification")
+    return f"classification ({task.get('problem', 'single_label')})" if name == "classification" else name
 
 
 def _seeds(config: dict, root: Path | None) -> str:
@@ -82,11 +82,11 @@ def _training(config: dict, scores: dict, root: Path | None, base: str | None, t
     rows.append(("data", ", ".join(names) + (f" ({sizes} examples)" if sizes else "")))
     if task:
         rows.append(("task", f"{_task_name(task)}, at most {task.get('max_length')} tokens"))
-        kind = strategy.get("strategy")
-        if kind == "lora":
+        method = strategy.get("strategy")
+        if method == "lora":
             targets = ", ".join(strategy.get("lora_targets") or [])
-            kind += f" (rank {strategy.get('lora_rank')}, alpha {strategy.get('lora_alpha')}, on {targets})"
-        rows.append(("strategy", kind))
+            method += f" (rank {strategy.get('lora_rank')}, alpha {strategy.get('lora_alpha')}, on {targets})"
+        rows.append(("strategy", method))
         steps = scores.get("steps", train.get("steps"))
         rows.append(("epochs, steps", f"{config.get('epochs')}, {steps}"))
     else:
@@ -175,11 +175,11 @@ def model_card(chosen: Chosen, hf_config: dict, card, config: dict, out: Path, a
                   scores.get("test") or {}, dataset_name(source) if source else None,
                   _task_name(task) if task else what)  # fmt: skip
     cls = next(iter(hf_config.get("architectures") or [family]))
-    kind = f"finetuned by warmstart for {_task_name(task)}" if task else "pretrained by warmstart"
-    kind += f" ({what})" if what and not task else ""
+    made = f"finetuned by warmstart for {_task_name(task)}" if task else "pretrained by warmstart"
+    made += f" ({what})" if what and not task else ""
     which = f" ({chosen.name}: {chosen.reason})" if chosen.name else ""
     lines = [render(front_matter(front)), f"# {out.name}", "",
-             f"A {cls} {kind}, exported by `warmstart export` from `{shown(chosen.path)}`"
+             f"A {cls} {made}, exported by `warmstart export` from `{shown(chosen.path)}`"
              f"{which}.", ""]  # fmt: skip
     if config:
         lines += _training(config, scores, root, base.base_model, task)

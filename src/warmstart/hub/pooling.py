@@ -37,12 +37,12 @@ NOTE = (
 )
 
 
-def scaled_pooler(kind: str, state: dict, heads: list, cfg) -> tuple[dict, list, dict, dict]:
+def scaled_pooler(task_name: str, state: dict, heads: list, cfg) -> tuple[dict, list, dict, dict]:
     """(unit tensors, (unit name, transformers name) head pairs, further transformers tensors, config.json
-    fields) of a ``kind`` head on the [CLS] state as a pooler head, to be exported as ``task.pooling=pooler``
-    is: the pooler as ``s I`` (tanh(s h) / s = h to float precision) and the linear layer divided by ``s``.
-    The default of every family (``Family.cls_heads``: ELECTRA's own)."""
-    head, size = HEAD[kind], cfg.hidden_size
+    fields) of a ``task_name`` head on the [CLS] state as a pooler head, to be exported as
+    ``task.pooling=pooler`` is: the pooler as ``s I`` (tanh(s h) / s = h to float precision) and the linear
+    layer divided by ``s``. The default of every family (``Family.cls_heads``: ELECTRA's own)."""
+    head, size = HEAD[task_name], cfg.hidden_size
     weight = state[f"{head}.weight"]
     eye = torch.eye(size, dtype=weight.dtype)
     state = {

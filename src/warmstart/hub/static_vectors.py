@@ -53,7 +53,7 @@ def parse_source(src: str) -> str:
 
 
 def vectors_tokenizer(words: list[str]) -> Tokenizer:
-    """A word tokenizer over ``words`` (after the word kind's specials) that cuts text as word2vec does."""
+    """A word tokenizer over ``words`` (after a word tokenizer's specials) that cuts text as word2vec does."""
     return word_tokenizer(
         words,
         lowercase=True,

@@ -20,6 +20,8 @@ from tokenizers import Tokenizer as _Backend
 
 from warmstart.checkpoints.load import resolve_checkpoint
 from warmstart.errors import WarmstartError
+from warmstart.generation.decode import prompt_ids
+from warmstart.hub.families import FAMILIES
 from warmstart.hub.sentencepiece import SPM_ROLES, sentencepiece_backend
 from warmstart.nn.pooling import cls_at_end
 from warmstart.registry import MODELS
@@ -219,17 +221,66 @@ def save_for_transformers(tokenizer: Tokenizer, d: Path, hf_config: dict, max_le
     model, takes ``model_max_length`` = the task's max_length, so that ``truncation=True`` cuts where
     warmstart does. XLNet's heads read the last token: its tokenizer pads on the left, as transformers'
     XLNetTokenizer does (warmstart pads on the right and reads the last real token: the same states, as
-    XLNet's positions are relative), and passes its relative segment ids."""
+    XLNet's positions are relative), and passes its relative segment ids. A model that writes text gets
+    the special tokens of its prompts around a text (:func:`prompted`)."""
+    model_cls = MODELS.get(hf_config.get("model_type"), (None, None))[1]
+    if writes_text(hf_config):
+        tokenizer = prompted(tokenizer, model_cls)
     tokenizer.save(d)
     path = d / "tokenizer_config.json"
     config = _read_json(path)
     if "type_vocab_size" in hf_config:
         segments = ["token_type_ids"] if hf_config["type_vocab_size"] > 1 else []
         config["model_input_names"] = ["input_ids", *segments, "attention_mask"]
-    model_cls = MODELS.get(hf_config.get("model_type"), (None, None))[1]
     if cls_at_end(model_cls):  # its heads read the last token: transformers pads it on the left
         config["padding_side"] = "left"
         config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
     if max_length:
         config["model_max_length"] = max_length
     path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def writes_text(hf_config: dict) -> bool:
+    """Whether the export is its family's text-writing class (GPT2LMHeadModel, T5ForConditionalGeneration,
+    BartForConditionalGeneration), not a task head or a base model."""
+    model_cls = MODELS.get(hf_config.get("model_type"), (None, None))[1]
+    fam = FAMILIES.get(hf_config.get("model_type"))
+    names = hf_config.get("architectures") or []
+    return bool(getattr(model_cls, "generates", False)) and fam is not None and fam.hf_class in names
+
+
+def prompted(tokenizer: Tokenizer, model_cls) -> Tokenizer:
+    """``tokenizer`` whose special tokens around one text (transformers' ``add_special_tokens=True``, what
+    its pipelines pass) are those of the prompt `warmstart generate` feeds ``model_cls``
+    (:func:`warmstart.generation.decode.prompt_ids`): GPT-2's ``</s> text``, where a byte-level BPE
+    trained by `tokenizer train` puts ``<s> text </s>``. Unchanged where they agree (T5, BART) and where
+    the tokenizer adds none (GPT-2's own files: a text alone, as transformers' GPT-2 reads it)."""
+    probe = "warmstart"
+    text, wrapped = tokenizer.encode(probe), tokenizer.backend.encode(probe).ids
+    want = prompt_ids(tokenizer, probe, model_cls)
+    if wrapped == want or wrapped == text:
+        return tokenizer
+    at = next(i for i in range(len(want)) if want[i : i + len(text)] == text)
+    before, after = want[:at], want[at + len(text) :]
+
+    def around(segment: str, pair: int) -> list[str]:
+        return [*(f"{tokenizer.id_to_token(i)}:{pair}" for i in before), f"${segment}:{pair}",
+                *(f"{tokenizer.id_to_token(i)}:{pair}" for i in after)]  # fmt: skip
+
+    template = processors.TemplateProcessing(
+        single=around("A", 0),
+        pair=around("A", 0) + around("B", 1),
+        special_tokens=[(tokenizer.id_to_token(i), i) for i in dict.fromkeys(before + after)],
+    )
+    backend = _Backend.from_str(tokenizer.backend.to_str())
+    old = json.loads(backend.to_str()).get("post_processor") or {}
+    byte_level = "ByteLevel" in {p.get("type") for p in old.get("processors", [old])}  # offsets only
+    backend.post_processor = (
+        processors.Sequence([processors.ByteLevel(trim_offsets=True), template]) if byte_level else template
+    )
+    return Tokenizer(
+        backend,
+        tokenizer.roles,
+        do_lower_case=tokenizer.do_lower_case,
+        model_max_length=tokenizer.model_max_length,
+    )

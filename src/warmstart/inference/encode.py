@@ -23,9 +23,17 @@ from warmstart.tokenization.open_words import reading
 
 
 @torch.no_grad()
-def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int = 64) -> Iterator:
+def layer_features(
+    encoder,
+    tokenizer,
+    texts: list[str],
+    max_length: int,
+    batch_size: int = 64,
+    pairs: list[str] | None = None,
+) -> Iterator:
     """For each batch of texts: (indices, states list [emb, l1..lL], attention_mask), longest first, in
-    eval mode, on the encoder's device."""
+    eval mode, on the encoder's device. ``pairs``: each text's second text, encoded as the model's pair
+    input (segment B)."""
 
     check_length(encoder.config, max_length, "--max-length")
     for key, value, good in (("--max-length", max_length, 128), ("batch_size", batch_size, 32)):
@@ -34,8 +42,9 @@ def layer_features(encoder, tokenizer, texts: list[str], max_length: int, batch_
     if not texts:
         raise WarmstartError("no texts to encode", "give at least one text")
     encoder.eval()
-    tokenizer = reading(encoder, tokenizer, texts)  # a character model (ELMo) reads every word's characters
-    ids, types = tokenizer.encode_pairs(texts, None, max_length)
+    # a character model (ELMo) reads every word's characters
+    tokenizer = reading(encoder, tokenizer, texts if pairs is None else [*texts, *pairs])
+    ids, types = tokenizer.encode_pairs(texts, pairs, max_length)
     order = np.argsort([-len(x) for x in ids], kind="stable")  # similar lengths together: less padding
     device = next((p.device for p in encoder.parameters()), torch.device("cpu"))
     for start in range(0, len(ids), batch_size):
@@ -55,11 +64,13 @@ def embed(
     max_length: int,
     batch_size: int = 64,
     progress: bool = False,
+    pairs: list[str] | None = None,
 ) -> np.ndarray:
-    """(len(texts), D) float32 features, in the order of ``texts``; ``progress``: a bar over the batches."""
+    """(len(texts), D) float32 features, in the order of ``texts``; ``progress``: a bar over the batches;
+    ``pairs``: each text's second text (one vector per pair)."""
     check_layer(layer, encoder.config.num_hidden_layers)
     out: np.ndarray | None = None
-    batches = layer_features(encoder, tokenizer, texts, max_length, batch_size)
+    batches = layer_features(encoder, tokenizer, texts, max_length, batch_size, pairs)
     if progress:
         from tqdm.auto import tqdm
 
@@ -109,13 +120,19 @@ def sentence_vectors(
     max_length: int | None = None,
     batch_size: int = 64,
     progress: bool = False,
+    pairs: list[str] | None = None,
 ) -> tuple[np.ndarray, str, bool]:
     """(vectors, pooling, normalize) of ``texts`` (`warmstart embed`, ``Model.encode``): ``pooling`` and
     ``normalize`` None are what the model declares (``sentence_options``); ``max_length`` None is the
-    declared length, else the model's positions, at most 512."""
+    declared length, else the model's positions, at most 512. ``pairs``: each text's second text, the pair
+    encoded as the model's pair input into one vector."""
+    if hasattr(encoder, "sentence_vectors"):  # an ONNX export: its pooling and normalization in the graph
+        if pairs is not None:
+            raise WarmstartError("sentence pairs are not encoded by an ONNX export", "embed with the run")
+        return encoder.sentence_vectors(tokenizer, texts, layer, pooling, normalize, max_length, batch_size)
     pooling, normalize, declared_length = sentence_options(card, pooling, normalize)
     if max_length is None:
         limit = getattr(encoder.config, "max_length", None) or 512  # None: no learned positions
         max_length = min(declared_length or limit, limit)
-    vectors = embed(encoder, tokenizer, texts, layer, pooling, max_length, batch_size, progress)
+    vectors = embed(encoder, tokenizer, texts, layer, pooling, max_length, batch_size, progress, pairs)
     return (unit_length(vectors) if normalize else vectors), pooling, normalize

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from warmstart.data.catalog import open_data, open_dataset, shown
@@ -24,7 +25,7 @@ def evaluate_run(
     ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
     others make the splits as finetuning made them (data/split_files.py)."""
     unit, task, tokenizer, labels = SavedModel(run, use="evaluating").finetuned
-    options = options or DataOptions()
+    options = dataclasses.replace(options or DataOptions(), empty_labels=task.empty_labels)
     files = {s: f for s, f in (files or {}).items() if f}
     if not dataset and not files:
         raise WarmstartError("no data given", "pass --data NAME_FILE_OR_DIR, or --test-file FILE")

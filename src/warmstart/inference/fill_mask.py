@@ -103,10 +103,18 @@ class FillMask:
         """(positions of the masks in the token ids, (masks, vocab) softmax of the head's logits there)."""
         (ids,), (types,) = self.tokenizer.encode_pairs([text], max_length=self.max_length)
         where = [i for i, t in enumerate(ids) if t == self.tokenizer.mask_id]
-        if not where:
+        given = self.tokenizer.encode(text).count(self.tokenizer.mask_id)  # the whole text's, untruncated
+        if not given:
             raise WarmstartError(
-                f"the text has no {self.mask_token} in the model's {self.max_length} tokens: {text[:80]!r}",
+                f"the text has no {self.mask_token}: {text[:80]!r}",
                 f"put {self.mask_token} where a word should be guessed",
+            )
+        if len(where) < given:  # the model reads max_length tokens: a mask past them would go unanswered
+            raise WarmstartError(
+                f"the text has {given} {self.mask_token}s but only {len(where)} within the model's "
+                f"{self.max_length} tokens (mask {len(where) + 1} on is cut off): {text[:80]!r}",
+                f"shorten the text before mask {len(where) + 1}, or split it into texts of at most "
+                f"{self.max_length} tokens",
             )
         tensor = lambda x: torch.tensor([x], device=self.device)  # noqa: E731
         if self.permuted:  # XLNet: each mask's query stream, no position seeing any mask

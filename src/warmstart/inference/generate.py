@@ -8,7 +8,9 @@ import sys
 from warmstart.errors import WarmstartError
 from warmstart.generation.decode import GenerationConfig, cut_at_stop, generate, prompt_ids
 from warmstart.generation.streamer import Streamer
+from warmstart.inference.fill_mask import has_mlm_head
 from warmstart.inference.load import SavedModel
+from warmstart.inference.mlm_generate import SWEEPS, run_mlm_generate
 from warmstart.models.encoder_decoder import EncoderDecoder
 
 
@@ -20,18 +22,39 @@ def special_ids(config_json: dict, tokenizer) -> dict:
 
 
 def run_generate(
-    path, prompts: list[str], cfg: GenerationConfig, stream=None, show_special=False, loaded=None
+    path,
+    prompts: list[str],
+    cfg: GenerationConfig,
+    stream=None,
+    show_special=False,
+    loaded=None,
+    mlm_sampling: str | None = None,
+    mlm_sweeps: int | None = None,
 ):
     """Generate from the run or model directory ``path`` and print one result per prompt (with
     ``num_return_sequences`` n, n per prompt, prompt by prompt): decoders the prompt and its continuation,
     encoder-decoders the output, each cut before a ``stop`` string. One prompt with greedy or sample (one
     text, no stop strings) streams. Returns the printed texts. ``stream``: default sys.stdout. ``loaded``:
-    ``SavedModel.generator`` already loaded (the model on the device it generates on)."""
+    ``SavedModel.generator`` already loaded (the model on the device it generates on). A masked-LM run
+    (an encoder with its MLM head) writes through inference/mlm_generate.py: ``mlm_sampling``
+    left-to-right (its default) or gibbs, with ``mlm_sweeps`` (default 3)."""
 
     stream = stream or sys.stdout
     if not prompts:
         raise WarmstartError("no prompt given", "pass --prompt TEXT or --file PROMPTS.txt")
-    model, tokenizer, config_json = loaded or SavedModel(path, prefer="final").generator
+    if loaded is None:
+        saved = SavedModel(path, prefer="final")
+        if saved.task == "encoder" and has_mlm_head(saved.card.objective):
+            sampling = mlm_sampling or "left-to-right"
+            sweeps = SWEEPS if mlm_sweeps is None else mlm_sweeps
+            return run_mlm_generate(saved, prompts, cfg, sampling, sweeps, stream, show_special)
+        loaded = saved.generator
+    if mlm_sampling is not None or mlm_sweeps is not None:
+        raise WarmstartError(
+            f"--mlm-sampling and --mlm-sweeps are for masked-LM runs; {path} generates left to right",
+            "leave them out",
+        )
+    model, tokenizer, config_json = loaded
     ids = [prompt_ids(tokenizer, p, model) for p in prompts]
     kwargs = special_ids(config_json, tokenizer)
     eos = kwargs["eos_id"]

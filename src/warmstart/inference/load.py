@@ -11,7 +11,9 @@ from typing import Any, NamedTuple
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import load_encoder, load_finetuned, load_generator
 from warmstart.checkpoints.resolve import read_config, resolve_checkpoint
+from warmstart.deploy.onnx_encoder import is_onnx_encoder, load_onnx_encoder
 from warmstart.deploy.onnx_unit import is_onnx_dir, load_onnx_finetuned
+from warmstart.deploy.torch_int8 import is_torch_int8_dir, load_torch_int8
 from warmstart.errors import WarmstartError
 from warmstart.registry import generates
 
@@ -27,14 +29,16 @@ class Finetuned(NamedTuple):
 
 class SavedModel:
     """A run or model directory: ``path`` the model directory that answers, ``name`` the path as given,
-    ``config`` its config.json, ``card`` its run card, ``kind`` what it is (a finetuned task's name,
+    ``config`` its config.json, ``card`` its run card, ``task`` what it does (a finetuned task's name,
     "generator" or "encoder"). ``prefer``: "best" for a finetune's selected model (a pretraining answers
     with final/ all the same), "final" for the end of training; ``use``: the verb of the fallback line."""
 
     def __init__(self, path: str | Path, prefer: str = "best", use: str = "using"):
         self.name, self.use = str(path), use
         self.onnx = is_onnx_dir(path)  # `export --to onnx`: its scores from onnxruntime (deploy/)
-        self.path = Path(path) if self.onnx else resolve_checkpoint(path, prefer=prefer, use=use)
+        self.int8 = is_torch_int8_dir(path)  # `export --to torch --quantize int8` (deploy/)
+        deployed = self.onnx or self.int8
+        self.path = Path(path) if deployed else resolve_checkpoint(path, prefer=prefer, use=use)
         self.config = read_config(self.path)
 
     @cached_property
@@ -42,7 +46,7 @@ class SavedModel:
         return RunCard.read(self.config)
 
     @property
-    def kind(self) -> str:
+    def task(self) -> str:
         if self.card.finetuned:
             return self.card.task_name
         return "generator" if generates(self.card.arch) else "encoder"
@@ -52,11 +56,15 @@ class SavedModel:
         """(unit, task, tokenizer, labels); a WarmstartError when the model is not finetuned."""
         if self.onnx:
             return Finetuned(*load_onnx_finetuned(self.path))
+        if self.int8:
+            return Finetuned(*load_torch_int8(self.path))
         return Finetuned(*load_finetuned(self.path, use=self.use))
 
     @cached_property
     def encoder(self) -> tuple[Any, Any, dict]:
         """(encoder, tokenizer, config.json) of the model's encoder, with its trained weights."""
+        if self.onnx and is_onnx_encoder(self.config):  # sentence vectors from onnxruntime (deploy/)
+            return load_onnx_encoder(self.path)
         self._refuse_onnx("encode texts")
         return load_encoder(self.path)
 
@@ -67,8 +75,11 @@ class SavedModel:
         return load_generator(self.path)
 
     def _refuse_onnx(self, what: str) -> None:
-        if self.onnx:
+        if self.onnx or self.int8:
+            block = self.config.get("onnx") or self.config.get("quantized") or {}
+            form = "an ONNX" if self.onnx else "an int8"
+            does = "encodes" if self.task == "encoder" else "predicts"
             raise WarmstartError(
-                f"{self.name} is an ONNX export of a {self.kind} model: it predicts; it does not {what}",
-                f"pass the run it was exported from ({self.config['onnx'].get('source', 'its run')})",
+                f"{self.name} is {form} export of a {self.task} model: it {does}; it does not {what}",
+                f"pass the run it was exported from ({block.get('source', 'its run')})",
             )

@@ -127,9 +127,10 @@ class ElmoModel(Checkpointing, nn.Module):  # Checkpointing: its LSTM stacks (nn
         """Fill the character table from the tokenizer's words (the character model only)."""
         if not self.reads_characters:
             return
-        if tokenizer.kind != "word":
+        if tokenizer.algorithm != "word":
             raise WarmstartError(
-                f"the character model reads whole words; a {tokenizer.kind} tokenizer cuts them into pieces",
+                f"the character model reads whole words; "
+                f"a {tokenizer.algorithm} tokenizer cuts them into pieces",
                 "train a word tokenizer (`warmstart tokenizer train --kind word`), or set "
                 "model.token_representation=embeddings",
             )

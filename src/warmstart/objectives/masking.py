@@ -55,7 +55,7 @@ def _marker_rule(*markers: str):
             if any(token.startswith(marker) for token in vocab):
                 return lambda token: token.startswith(marker)
         raise WarmstartError(
-            f"cannot tell where words start in this {tokenizer.kind} vocabulary (no token starts with "
+            f"cannot tell where words start in this {tokenizer.algorithm} vocabulary (no token starts with "
             f"{' or '.join(markers)})",
             "use mlm.masking=token with this tokenizer",
         )
@@ -72,11 +72,12 @@ def word_starts(tokenizer) -> torch.Tensor:
     WordPiece: tokens without the continuation prefix (``##``). Byte-level BPE: tokens starting with ``Ġ``
     (the others continue the previous word). Unigram (metaspace): tokens starting with ``▁``. Special tokens
     are False; :func:`word_ids` treats them as word boundaries of their own."""
-    make = _WORD_RULES.get(tokenizer.kind)
+    make = _WORD_RULES.get(tokenizer.algorithm)
     if make is None:
         raise WarmstartError(
-            f"whole-word and span masking do not know where words start for a '{tokenizer.kind}' tokenizer",
-            f"use mlm.masking=token or a tokenizer of kind {', '.join(_WORD_RULES)}",
+            "whole-word and span masking do not know where words start "
+            f"for a '{tokenizer.algorithm}' tokenizer",
+            f"use mlm.masking=token or a {' or '.join(_WORD_RULES)} tokenizer",
         )
     starts = make(tokenizer)
     table = torch.zeros(tokenizer.vocab_size, dtype=torch.bool)

@@ -161,7 +161,7 @@ class MaskedLM(Objective):
         """BERT-style packing needs CLS and SEP; masking needs a mask token."""
         if tokenizer.cls_id is None or tokenizer.sep_id is None:
             raise WarmstartError(
-                f"the {tokenizer.kind} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
+                f"the {tokenizer.algorithm} tokenizer has no CLS/SEP tokens, which BERT-style packing needs",
                 "train a wordpiece or bpe tokenizer with `warmstart tokenizer train --kind wordpiece`",
             )
         if tokenizer.mask_id is None:

@@ -32,21 +32,21 @@ class SentencePairCollator:
 
     Keys: input_ids, attention_mask, token_type_ids, labels (MLM, -100 = ignored), sentence_label."""
 
-    def __init__(self, windows: PairWindows, kind: str, seq_len: int, tokenizer, mlm: MLMConfig):
+    def __init__(self, windows: PairWindows, pair_task: str, seq_len: int, tokenizer, mlm: MLMConfig):
         pad = tokenizer.pad_id
         if pad is None:
             raise WarmstartError(
                 "the tokenizer has no pad token, which sentence pairs of different lengths need",
                 "train a tokenizer with `warmstart tokenizer train`",
             )
-        self.chunks, self.kind, self.seq_len = windows.chunks, kind, seq_len
+        self.chunks, self.pair_task, self.seq_len = windows.chunks, pair_task, seq_len
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, pad
         self.mask = MLMCollator.for_tokenizer(mlm, tokenizer)  # [CLS], [SEP], [PAD] are special ids
 
     def __call__(self, a: torch.Tensor, generator: torch.Generator) -> dict:
-        pairs = draw_pairs(self.chunks, a, self.kind, generator)
+        pairs = draw_pairs(self.chunks, a, self.pair_task, generator)
         ids = (self.cls_id, self.sep_id, self.pad_id)
-        batch = encode_pairs(self.chunks, pairs, self.kind, self.seq_len, *ids)
+        batch = encode_pairs(self.chunks, pairs, self.pair_task, self.seq_len, *ids)
         batch.update(self.mask(batch["input_ids"], generator))
         batch["sentence_label"] = pairs[2]
         return batch
@@ -61,19 +61,19 @@ class NextSentenceLM(MaskedLM):
     sections = {"mlm": MLMConfig, "nsp": NSPConfig}
     data_kind = "sentence_pairs"
     hf_architecture = "BertForPreTraining"
-    pair_kind = "nsp"
+    pair_task = "nsp"
     takes_sift = False
 
     @classmethod
     def data(cls, shards, seq_len: int, tokenizer, mlm: MLMConfig, nsp: NSPConfig):
         """(windows of A chunk ids, collator) over the documents of ``shards``; called as on MaskedLM."""
-        windows = PairWindows(shards, seq_len, cls.pair_kind)
-        return windows, SentencePairCollator(windows, cls.pair_kind, seq_len, tokenizer, mlm)
+        windows = PairWindows(shards, seq_len, cls.pair_task)
+        return windows, SentencePairCollator(windows, cls.pair_task, seq_len, tokenizer, mlm)
 
     def __init__(self, encoder: nn.Module, mlm: MLMConfig, nsp: NSPConfig):
         if getattr(encoder, "pooler", None) is None:
             raise WarmstartError(
-                f"the encoder has no pooler, which {self.pair_kind} reads (the pooled [CLS] state)",
+                f"the encoder has no pooler, which {self.pair_task} reads (the pooled [CLS] state)",
                 "set model.pooler=true",
             )
         super().__init__(encoder, mlm)
@@ -113,4 +113,4 @@ class NextSentenceLM(MaskedLM):
 class SentenceOrderLM(NextSentenceLM):
     """ALBERT's sentence-order prediction: two consecutive segments, in order (0) or swapped (1)."""
 
-    pair_kind = "sop"
+    pair_task = "sop"

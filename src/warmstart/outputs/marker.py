@@ -1,4 +1,4 @@
-"""The ``.warmstart`` marker: a directory warmstart made says so, and what kind it is.
+"""The ``.warmstart`` marker: a directory warmstart made says so, and what it is.
 
 ``--overwrite`` replaces only a directory with a marker (or one an earlier version of warmstart made,
 recognised by its files: ``made_by_warmstart``); anything else is described and left alone. The marker
@@ -18,11 +18,11 @@ MARKER = ".warmstart"
 TOKENIZER_FILES = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"}
 
 
-def mark(directory: str | Path, kind: str) -> Path:
-    """Write the marker of a directory warmstart made (kind: run, export, import, tokenizer, shards,
+def mark(directory: str | Path, what: str) -> Path:
+    """Write the marker of a directory warmstart made (``what`` it is: run, export, import, tokenizer, shards,
     word2vec, probe, study, demo)."""
     path = Path(directory) / MARKER
-    data = {"made_by": "warmstart", "kind": kind, "outputs": _read(Path(directory)).get("outputs", [])}
+    data = {"made_by": "warmstart", "kind": what, "outputs": _read(Path(directory)).get("outputs", [])}
     write_atomic(path, lambda fh: fh.write(json.dumps(data, indent=1) + "\n"), text=True)
     return path
 
@@ -50,9 +50,9 @@ def _head(path: Path) -> str:
 
 
 def made_by_warmstart(directory: str | Path) -> str | None:
-    """The kind of a directory warmstart made, else None. Directories from before the marker are known by
-    their files: a run's config.yaml, a study's study.json, shards' meta.json, a model's config.json with
-    its warmstart block, a tokenizer's files alone, a probe's probe.json."""
+    """What a directory warmstart made is (run, study, ...), else None. Directories from before the marker
+    are known by their files: a run's config.yaml, a study's study.json, shards' meta.json, a model's
+    config.json with its warmstart block, a tokenizer's files alone, a probe's probe.json."""
     d = Path(directory)
     if not d.is_dir():
         return None
@@ -97,10 +97,10 @@ def refuse_foreign(path: str | Path, flag: str = "--out") -> None:
 
 def record_output(directory: Path, output: Path) -> None:
     """Note in ``directory``'s marker that a command wrote ``output`` inside it (it may write it again)."""
-    kind = made_by_warmstart(directory)
-    if not kind:
+    what = made_by_warmstart(directory)
+    if not what:
         return
-    data = _read(directory) or {"made_by": "warmstart", "kind": kind, "outputs": []}
+    data = _read(directory) or {"made_by": "warmstart", "kind": what, "outputs": []}
     rel = str(output.relative_to(directory))
     if rel not in data.setdefault("outputs", []):
         data["outputs"].append(rel)

@@ -1,4 +1,4 @@
-"""`warmstart report RUN_OR_STUDY`: which kind of directory it is, and its page (HTML + Markdown)."""
+"""`warmstart report RUN_OR_STUDY`: which type of directory it is, and its page (HTML + Markdown)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from warmstart.report.weight_change_section import weight_change_section
 from warmstart.report.word2vec_section import word2vec_section
 
 
-def kind_of(d: Path) -> str:
-    """study, word2vec, finetune, pretrain or model (a bare model directory, e.g. an imported checkpoint)."""
+def run_type_of(d: Path) -> str:
+    """study, search, word2vec, finetune, pretrain or model (a bare model directory, e.g. an imported
+    checkpoint)."""
     if (d / "study.yaml").is_file():
         return "study"
     if (d / "search.yaml").is_file():
@@ -44,20 +45,20 @@ def _has(path: Path, key: str) -> bool:
         return False
 
 
-def run_page(d: Path, kind: str, out: Path) -> Page:
+def run_page(d: Path, run_type: str, out: Path) -> Page:
     cfg = R.run_config(d)
-    page = Page(f"warmstart {kind} run: {d.name}")
+    page = Page(f"warmstart {run_type} run: {d.name}")
     page.text(f"Run directory: {d.absolute()}")
-    if kind == "word2vec":
+    if run_type == "word2vec":
         word2vec_section(page, d, out)
-    elif kind == "finetune":
+    elif run_type == "finetune":
         R.finetune_section(page, d, out, cfg)
         if R.finetune_dirs(d):
             weight_change_section(page, d, R.finetune_dirs(d), cfg, R.plot_path(out, "weight_change"))
     else:
         R.pretraining_section(page, d, out, cfg)
         arch = cfg.get("arch")
-        if kind == "model":
+        if run_type == "model":
             arch = json.loads((d / "config.json").read_text()).get("model_type")
         if generates(arch):
             R.generation_samples(page, d, cfg)
@@ -73,14 +74,14 @@ def write_report(target: str | Path, out: str | Path | None = None) -> Path:
     d = Path(target)
     if not d.is_dir():
         raise WarmstartError(f"no such run or study directory: {d}", "pass a run or study directory")
-    kind = kind_of(d)
+    run_type = run_type_of(d)
     out = Path(out) if out else d / "report.html"
     if out.suffix.lower() not in (".html", ".htm"):
         raise WarmstartError(f"the report is an HTML file, got {out}", "pass --out FILE.html")
 
     check_writable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "search":
+    if run_type == "search":
         from warmstart.report.search_report import write_search_report
 
         if not (d / "search.json").is_file():
@@ -88,8 +89,8 @@ def write_report(target: str | Path, out: str | Path | None = None) -> Path:
                 f"{d} holds a search that has not finished", "rerun its command to finish it"
             )
         return write_search_report(d, out=out)
-    if kind == "study":
+    if run_type == "study":
         page = study_page(d, out)
     else:
-        page = run_page(d, kind, out)
+        page = run_page(d, run_type, out)
     return page.write(out)[0]

@@ -8,7 +8,15 @@ from warmstart.report import run_report as R
 from warmstart.report.html import Page
 from warmstart.report.panel_plot import Panel, panel_plot
 from warmstart.report.quoting import quoted
-from warmstart.report.study_report import NAMES, baseline, convergence, fraction_plot, median_curves, percent
+from warmstart.report.study_report import (
+    NAMES,
+    baseline,
+    convergence,
+    fraction_plot,
+    median_curves,
+    percent,
+    steps_to_reach,
+)
 from warmstart.train.logging import read_metrics
 
 
@@ -42,21 +50,20 @@ def paired(study: dict, fraction: float) -> list[float]:
 
 def steps_to_match(study: dict) -> dict | None:
     """At the largest fraction: the scratch twin's best median validation score and its step, and the
-    first step at which the pretrained model's median reaches it (None: never)."""
+    first step at which the pretrained model's median reaches it (None: never); step 0, before training,
+    counts for neither (``steps_to_reach``)."""
     metric, fraction = study["metric"], max(study["fractions"])
 
     def curve(model):
-
         cells = [c for c in study["cells"] if c["model"] == model and c["fraction"] == fraction]
-        steps, mid, _, _ = median_curves(cells, metric)
-        return list(zip(steps, mid))
+        return median_curves(cells, metric)
 
     twin, pre = curve("scratch"), curve("pretrained")
-    if not twin or not pre:
+    match = steps_to_reach(twin, pre)
+    if match is None:
         return None
-    best_step, best = max(twin, key=lambda sv: (sv[1], -sv[0]))
-    reached = next((s for s, v in pre if v >= best), None)
-    return {"twin_best": best, "twin_step": best_step, "pretrained_step": reached, "last": pre[-1][0]}
+    best, best_step, reached = match
+    return {"twin_best": best, "twin_step": best_step, "pretrained_step": reached, "last": pre[0][-1]}
 
 
 def study_section(page: Page, study: dict, out: Path, name: str, title: str, intro: str) -> None:

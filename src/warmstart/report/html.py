@@ -99,17 +99,17 @@ class Page:
             f"<title>{e(self.title)}</title><style>{CSS}</style></head><body>",
             f"<h1>{e(self.title)}</h1>",
         ]
-        for kind, *a in self.blocks:
-            if kind == "heading":
+        for block, *a in self.blocks:
+            if block == "heading":
                 parts.append(f"<h2>{e(a[0])}</h2>")
-            elif kind == "text":
+            elif block == "text":
                 parts.append(f"<p>{inline(a[0])}</p>")
-            elif kind == "table":
+            elif block == "table":
                 parts.append(_html_table(a[0], a[1]))
-            elif kind == "image":
+            elif block == "image":
                 data = base64.b64encode(a[0].read_bytes()).decode("ascii")
                 parts.append(f'<img alt="{e(a[1])}" src="data:image/png;base64,{data}">')
-            elif kind == "code":
+            elif block == "code":
                 parts.append(f"<details><summary>{e(a[1])}</summary><pre>{e(a[0])}</pre></details>")
         parts.append("</body></html>")
         return "\n".join(parts) + "\n"
@@ -117,20 +117,20 @@ class Page:
     def markdown(self, base: Path) -> str:
         """Markdown; image links relative to ``base`` (the directory report.md is written to)."""
         out = [f"# {self.title}", ""]
-        for kind, *a in self.blocks:
-            if kind == "heading":
+        for block, *a in self.blocks:
+            if block == "heading":
                 out += [f"## {a[0]}", ""]
-            elif kind == "text":
+            elif block == "text":
                 out += [a[0], ""]
-            elif kind == "table":
+            elif block == "table":
                 numbers = numeric_columns(a[1])
                 out.append("| " + " | ".join(a[0]) + " |")
                 out.append("|" + "|".join("---:" if n else ":---" for n in numbers) + "|")
                 out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in a[1]]
                 out.append("")
-            elif kind == "image":
+            elif block == "image":
                 out += [f"![{a[1]}]({Path(os.path.relpath(a[0], base)).as_posix()})", ""]
-            elif kind == "code":
+            elif block == "code":
                 out += [
                     f"<details><summary>{a[1]}</summary>",
                     "",

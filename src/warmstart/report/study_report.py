@@ -98,17 +98,29 @@ def convergence(study: dict, out: Path) -> tuple[Path, str]:
         integer_x=True,
         mark_best=True,
     )
-    target = max(curves["scratch"][1], default=None)
-    if target is None or not curves["pretrained"][0]:
+    match = steps_to_reach(curves["scratch"], curves["pretrained"])
+    if match is None:
         return path, ""
-    reached = next((s for s, v in zip(curves["pretrained"][0], curves["pretrained"][1]) if v >= target), None)
-    best_scratch = next(s for s, v in zip(curves["scratch"][0], curves["scratch"][1]) if v >= target)
-    when = f"reached by the pretrained model at step {reached:,}" if reached is not None else "never reached"
+    target, best_scratch, reached = match
+    by = "by the pretrained model"
+    when = f"reached {by} at step {reached:,}" if reached is not None else f"never reached {by}"
     note = (
         f"The scratch twin's best median validation {metric} ({target:.4f}, at step {best_scratch:,}) is "
-        f"{when}{'' if reached is not None else ' by the pretrained model'}."
+        f"{when} (step 0, before training, counts for neither)."
     )
     return path, note
+
+
+def steps_to_reach(twin: tuple, pretrained: tuple) -> tuple[float, int, int | None] | None:
+    """From two ``median_curves``: the twin's best median over its trained steps, its first step there, and
+    the first trained step at which the pretrained model's median reaches it (None: never). Step 0 is the
+    evaluation before any training, credited to neither model. None when a curve has no trained step."""
+    twin_steps = [(s, v) for s, v in zip(twin[0], twin[1]) if s > 0]
+    pre_steps = [(s, v) for s, v in zip(pretrained[0], pretrained[1]) if s > 0]
+    if not twin_steps or not pre_steps:
+        return None
+    step, best = max(twin_steps, key=lambda sv: (sv[1], -sv[0]))
+    return best, step, next((s for s, v in pre_steps if v >= best), None)
 
 
 def _cell(row: dict | None, metric: str) -> str:

@@ -2,12 +2,15 @@
 
 /api/predict answers one input, /api/predict/batch several in order (``{"inputs": [...]}`` ->
 ``{"results": [...]}``), /api/stream streams generated text, /api/info describes the model and the limits,
-/api/health is a cheap 200 for load balancers. Every error is ``{"error": "<one line>"}`` (the ``Error``
-schema of /openapi.json, which lists for each endpoint the statuses it can answer): 400 bad JSON or input
-the model refuses, 408 headers or body too slow, 413 too much text, too many inputs or too many bytes, 422
-unknown fields, wrong types or text that is not valid Unicode (a lone surrogate), 503 no room for the
-connection (serve.connections), 504 past the time limit; 404/405 for unknown routes. The app reads no file
-named by a client: its one page is read from the package when the app is built.
+/api/health is a cheap 200 for load balancers, /metrics the Prometheus figures (serve.metrics), /docs Swagger
+UI served from the app itself (serve.docs), /card the run's model card (its README.md) where it has one.
+Each request is measured once (serve.access): a log line, when the app is given a stream, and /metrics.
+Every error is ``{"error": "<one line>"}`` (the ``Error`` schema of /openapi.json, which lists for each
+endpoint the statuses it can answer): 400 bad JSON or input the model refuses, 408 headers or body too slow,
+413 too much text, too many inputs or too many bytes, 422 unknown fields, wrong types or text that is not
+valid Unicode (a lone surrogate), 503 no room for the connection (serve.connections), 504 past the time
+limit; 404/405 for unknown routes. The app reads no file named by a client: its page, the docs' assets and
+the model card are read when the app is built.
 """
 
 import itertools
@@ -15,16 +18,20 @@ import json
 import threading
 import time
 from importlib.resources import files
+from typing import TextIO
 
 import anyio
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.exceptions import HTTPException
 
 from warmstart import __version__
 from warmstart.errors import WarmstartError
+from warmstart.serve.access import Measured, access_log
+from warmstart.serve.docs import add_docs
 from warmstart.serve.limits import BodyLimit, Limits, characters, unpaired_surrogate
+from warmstart.serve.metrics import Metrics
 from warmstart.serve.schemas import BATCHES, BODIES, TEXT_FIELDS, BatchOut, Health, errors
 
 PAGE_POLICY = "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
@@ -154,35 +161,47 @@ POST_ERRORS = (400, 408, 413, 422, 503, 504)
 GET_ERRORS = errors(408, 503, says={408: "the request headers took over serve --header-timeout to arrive"})
 
 
-def create_app(model, limits: Limits | None = None, name: str = "model") -> FastAPI:
-    """The app for ``model`` (from ``load.open_model``): /api/predict takes the body of its kind."""
+def create_app(model, limits: Limits | None = None, name: str = "model", log: TextIO | None = None,
+               card: str | None = None) -> FastAPI:  # fmt: skip
+    """The app for ``model`` (from ``load.open_model``): /api/predict takes the body of its task. ``log``: a
+    stream for the access log (none: no log); ``card``: the model card's text (Markdown), served at /card."""
     limits = limits or Limits()
     app = FastAPI(title=f"warmstart serve: {name}", version=__version__, docs_url=None, redoc_url=None,
                   exception_handlers=_handlers(),
-                  description=f"A {model.kind.replace('_', ' ')} model served by warmstart.")  # fmt: skip
+                  description=f"A {model.task.replace('_', ' ')} model served by warmstart.")  # fmt: skip
+    metrics = Metrics(name, model.task)
     app.add_middleware(BodyLimit, max_body=limits.max_body, timeout=limits.body_timeout)
-    _add_pages(app, model, limits, name)
-    _add_predict(app, model, limits)
+    observers = [metrics.observe] + ([access_log(log)] if log is not None else [])
+    app.add_middleware(Measured, observers=observers)  # outermost: BodyLimit's answers are measured too
+    _add_pages(app, model, limits, name, card)
+    _add_predict(app, model, limits, metrics.predicted)
     if model.streams:
-        _add_stream(app, model, limits, BODIES[model.kind])
+        _add_stream(app, model, limits, BODIES[model.task], metrics.predicted)
+    add_docs(app, app.title)
+    app.get("/metrics", include_in_schema=False)(metrics.response)
+    metrics.paths = {route.path for route in app.routes}
     return app
 
 
-def _add_pages(app: FastAPI, model, limits: Limits, name: str) -> None:
+def _add_pages(app: FastAPI, model, limits: Limits, name: str, card: str | None) -> None:
     page = files("warmstart.serve").joinpath("page.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index():
         return HTMLResponse(page, headers={"Content-Security-Policy": PAGE_POLICY})
 
+    if card is not None:
+        app.get("/card", include_in_schema=False)(lambda: PlainTextResponse(card, media_type="text/markdown"))
+
     @app.get("/api/info", summary="what the model does and the limits of a request", responses=GET_ERRORS)
     def info() -> dict:
         sizes = {"max_chars": limits.max_chars, "max_batch": limits.max_batch, "timeout": limits.timeout}
         if model.streams:
             sizes["max_new_tokens_limit"] = limits.max_new_tokens
-        return {"task": model.kind, "name": name, "streams": model.streams, **sizes, **model.info()}
+        links = {"docs": "/docs", "card": "/card" if card is not None else None}
+        return {"task": model.task, "name": name, "streams": model.streams, **sizes, **links, **model.info()}
 
-    alive = {"status": "ok", "model": name, "kind": model.kind}
+    alive = {"status": "ok", "model": name, "kind": model.task}
 
     @app.get("/api/health", summary="200 while the server answers (for load balancers)", responses=GET_ERRORS)
     async def health() -> Health:
@@ -190,21 +209,24 @@ def _add_pages(app: FastAPI, model, limits: Limits, name: str) -> None:
         return alive
 
 
-def _add_predict(app: FastAPI, model, limits: Limits) -> None:
+def _add_predict(app: FastAPI, model, limits: Limits, predicted) -> None:
     async def predict(body) -> dict:
         fields = _fields(body, limits, model)
         deadline = time.monotonic() + limits.timeout
-        return await _in_thread(lambda: model.predict(fields, deadline), limits)
+        answer = await _in_thread(lambda: model.predict(fields, deadline), limits)
+        predicted(1)
+        return answer
 
     async def predict_batch(body) -> BatchOut:
         items = _batch(body, limits, model)
         deadline, cancelled = time.monotonic() + limits.timeout, threading.Event()
         results = await _in_thread(lambda: _predict_all(model, items, deadline, cancelled), limits, cancelled)
+        predicted(len(results))
         return {"results": results}
 
-    predict.__annotations__["body"] = BODIES[model.kind]
-    predict_batch.__annotations__["body"] = BATCHES[model.kind]
-    app.post("/api/predict", summary=f"the model's answer ({model.kind})",
+    predict.__annotations__["body"] = BODIES[model.task]
+    predict_batch.__annotations__["body"] = BATCHES[model.task]
+    app.post("/api/predict", summary=f"the model's answer ({model.task})",
              responses=errors(*POST_ERRORS))(predict)  # fmt: skip
     predict_batch.__doc__ = (
         f"Up to {limits.max_batch} inputs (serve --max-batch), each as /api/predict takes it, with at most "
@@ -213,11 +235,11 @@ def _add_predict(app: FastAPI, model, limits: Limits) -> None:
     )
     says = {413: "too much: over serve --max-batch inputs, over --max-chars characters of text in all, "
                  "over --max-new-tokens for one input, or too many body bytes"}  # fmt: skip
-    app.post("/api/predict/batch", summary=f"the model's answers to several inputs, in order ({model.kind})",
+    app.post("/api/predict/batch", summary=f"the model's answers to several inputs, in order ({model.task})",
              responses=errors(*POST_ERRORS, says=says))(predict_batch)  # fmt: skip
 
 
-def _add_stream(app: FastAPI, model, limits: Limits, body_cls) -> None:
+def _add_stream(app: FastAPI, model, limits: Limits, body_cls, predicted) -> None:
     async def stream(body) -> StreamingResponse:
         """Server-sent events: ``text`` events with the pieces of the answer as they are generated, then
         ``done`` with the whole text (or ``error`` with one line). Bad input is a 400 before any event."""
@@ -234,6 +256,7 @@ def _add_stream(app: FastAPI, model, limits: Limits, body_cls) -> None:
                         text += piece
                         yield _event("text", {"text": piece})
                 yield _event("done", {"generated": text})
+                predicted(1)
             except WarmstartError as e:
                 yield _event("error", {"error": str(e)})
             finally:

@@ -9,7 +9,7 @@ from warmstart.inference.load import SavedModel
 
 
 class FillMaskModel:
-    kind = "fill_mask"
+    task = "fill_mask"
     streams = False
 
     def __init__(self, saved: SavedModel):

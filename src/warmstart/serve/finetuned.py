@@ -10,14 +10,15 @@ from warmstart.inference.records import check_record
 
 
 class FinetunedModel:
-    """``predict(fields)`` is ``warmstart predict`` on one input holding ``fields``."""
+    """``predict(fields)`` is ``warmstart predict`` on one input holding ``fields``; ``task`` is the served
+    task's name."""
 
     streams = False
 
     def __init__(self, saved: SavedModel):
-        self.predictor = Predictor(saved.finetuned, batch_size=1)  # on CUDA when there is one
-        self.unit, self.task, self.tokenizer, self.labels = saved.finetuned
-        self.kind = self.task.name
+        self.finetuned = saved.finetuned  # (unit, task, tokenizer, labels)
+        self.predictor = Predictor(self.finetuned, batch_size=1)  # on CUDA when there is one
+        self.task, self.labels = self.finetuned.task.name, self.finetuned.labels
         self.lock = threading.Lock()
 
     def info(self) -> dict:
@@ -25,6 +26,6 @@ class FinetunedModel:
 
     def predict(self, fields: dict, deadline: float | None = None) -> dict:
         """The prediction, with the input fields; ``deadline`` is not needed (one forward pass)."""
-        record = check_record(fields, 1, self.task.kind, "the input")
+        record = check_record(fields, 1, self.finetuned.task.kind, "the input")
         with self.lock:
             return {**fields, **self.predictor.outputs([record])[0]}

@@ -37,7 +37,7 @@ class _Pieces:
 
 
 class GeneratorModel:
-    kind = "generation"
+    task = "generation"
     streams = True
 
     def __init__(self, model, tokenizer, config_json: dict, make_prompt, max_new_tokens: int = 50):
@@ -54,7 +54,8 @@ class GeneratorModel:
 
     @classmethod
     def text_to_text(cls, finetuned) -> GeneratorModel:
-        """The model of a finetuned text_to_text run, prompted as in its training (prefix, separator)."""
+        """The model of a finetuned text_to_text run (``SavedModel.finetuned``), prompted as in its training
+        (prefix, separator)."""
         unit, task, tokenizer = finetuned.unit, finetuned.task, finetuned.tokenizer
 
         def make_prompt(text: str) -> list[int]:

@@ -13,7 +13,7 @@ from warmstart.serve.generator import GeneratorModel
 
 
 def _generation(saved: SavedModel):
-    return GeneratorModel.text_to_text(FinetunedModel(saved))
+    return GeneratorModel.text_to_text(saved.finetuned)
 
 
 WRAPPERS = {"answer": FinetunedModel, "generation": _generation}  # Task.served_as -> the wrapper
@@ -31,4 +31,4 @@ def open_model(run: str):
                 f"use `warmstart predict {run}`, or serve a {', '.join(LOADERS)} run",
             )
         return LOADERS[name](saved)
-    return (GeneratorModel.pretrained if saved.kind == "generator" else FillMaskModel)(saved)
+    return (GeneratorModel.pretrained if saved.task == "generator" else FillMaskModel)(saved)

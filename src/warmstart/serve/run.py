@@ -16,9 +16,11 @@ INSTALL = "install the serve extra: pip install -c constraints.txt -e '.[serve]'
 def check_installed() -> None:
     try:
         import fastapi  # noqa: F401
+        import fastapi_offline  # noqa: F401
+        import prometheus_client  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as e:
-        raise WarmstartError(f"warmstart serve needs {e.name or 'fastapi and uvicorn'}", INSTALL) from None
+        raise WarmstartError(f"warmstart serve needs {e.name or 'the serve extra'}", INSTALL) from None
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -54,7 +56,15 @@ def make_server(app, limits: Limits):
     return uvicorn.Server(config)
 
 
-def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | None = None) -> None:
+def model_card(run: str) -> str | None:
+    """The run's model card (README.md, as `warmstart export` writes it), served at /card; None if none."""
+    path = Path(run) / "README.md"
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+
+def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | None = None,
+          access_log: bool = True) -> None:  # fmt: skip
+    """Serve ``run`` until Ctrl+C; ``access_log``: one line per request on stderr."""
     limits = limits or Limits()
     check_installed()
     if not Path(run).is_dir():
@@ -64,10 +74,11 @@ def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | 
     sock = bind(host, port)
     try:
         model = open_model(run)
-        app = create_app(model, limits, Path(run).resolve().name)
+        log = sys.stderr if access_log else None
+        app = create_app(model, limits, Path(run).resolve().name, log, model_card(run))
         shown = f"[{host}]" if ":" in host else host
-        print(f"serving {run} ({model.kind.replace('_', ' ')}) at http://{shown}:{sock.getsockname()[1]}/ "
-              "(API: /openapi.json); Ctrl+C stops", file=sys.stderr)  # fmt: skip
+        print(f"serving {run} ({model.task.replace('_', ' ')}) at http://{shown}:{sock.getsockname()[1]}/ "
+              "(API: /docs, /openapi.json; metrics: /metrics); Ctrl+C stops", file=sys.stderr)  # fmt: skip
         if host not in ("127.0.0.1", "localhost", "::1"):
             print(
                 f"warning: {host} is reachable from other machines; the server has no login", file=sys.stderr

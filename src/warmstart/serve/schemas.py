@@ -1,9 +1,9 @@
-"""Request bodies of the JSON API, one per kind of model (and a batch of each): unknown fields and wrong
+"""Request bodies of the JSON API, one per served task (and a batch of each): unknown fields and wrong
 types are refused (422). The answers of a fixed shape, the one error body and what each status means."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from warmstart.registry import TASKS
 
@@ -46,7 +46,7 @@ class GenerateIn(TextIn):
 # The fields that hold the client's text: what --max-chars counts (options such as strategy do not count).
 TEXT_FIELDS = ("text", "text_pair", "question", "context", "choices")
 
-# a task's serve_input -> its body; the bodies of each served kind: the tasks', then pretrained models'
+# a task's serve_input -> its body; the bodies of each served task: the tasks', then pretrained models'
 INPUTS = {"text_pair": PairIn, "text": TextIn, "question": QuestionIn, "choices": ChoicesIn}
 BODIES = {
     **{name: INPUTS[task.serve_input] for name, task in TASKS.items() if task.serve_input},
@@ -55,16 +55,33 @@ BODIES = {
 }
 
 
+def _as_text(value):
+    return {"text": value} if isinstance(value, str) else value
+
+
+def _as_list(value):
+    return [value] if isinstance(value, str) else value
+
+
 def _batch_of(body: type[Strict]) -> type[Strict]:
+    """The batch of ``body``; for a body with ``text`` (a text task, fill-mask, generation) an input may
+    also be a plain string, and ``inputs`` one string, as the Hugging Face Inference API takes them."""
+    about = "the inputs, each as /api/predict takes it"
+    inputs = list[body]
+    if issubclass(body, TextIn):
+        item = Annotated[body, BeforeValidator(_as_text, json_schema_input_type=body | str)]
+        taken = Annotated[list[body | str], Field(min_length=1)] | str
+        inputs = Annotated[list[item], BeforeValidator(_as_list, json_schema_input_type=taken)]
+        about += ', or a plain string for {"text": ...}; one string is a batch of one'
     return create_model(
         f"Batch{body.__name__}",
         __base__=Strict,
         __doc__=f"Several inputs at once, each one a {body.__name__} (the body of /api/predict).",
-        inputs=(list[body], Field(min_length=1, description="the inputs, each as /api/predict takes it")),
+        inputs=(inputs, Field(min_length=1, description=about)),
     )
 
 
-BATCHES = {kind: _batch_of(body) for kind, body in BODIES.items()}
+BATCHES = {task: _batch_of(body) for task, body in BODIES.items()}
 
 
 class BatchOut(BaseModel):
@@ -74,7 +91,7 @@ class BatchOut(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"] = Field(description="always ok: the server is up and answering")
     model: str = Field(description="the name of the served run (its directory)")
-    kind: str = Field(description="the kind of model, as /api/info's task")
+    kind: str = Field(description="the served task, as /api/info's task")
 
 
 class Error(BaseModel):

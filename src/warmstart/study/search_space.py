@@ -24,7 +24,7 @@ from typing import Any
 from warmstart.config import load_yaml
 from warmstart.errors import WarmstartError
 
-KINDS = ("float", "int", "categorical")
+DISTRIBUTIONS = ("float", "int", "categorical")  # the YAML key `type` names one
 SPEC_KEYS = {"type", "low", "high", "log", "choices", "step"}
 
 
@@ -33,7 +33,7 @@ class Dim:
     """One dimension: a config key and the values it takes."""
 
     key: str
-    kind: str  # float, int, categorical
+    distribution: str  # float, int, categorical (the YAML key `type`)
     low: float | None = None
     high: float | None = None
     log: bool = False
@@ -41,26 +41,27 @@ class Dim:
 
     def suggest(self, trial) -> Any:
         """This dimension's value for an Optuna trial."""
-        if self.kind == "categorical":
+        if self.distribution == "categorical":
             return trial.suggest_categorical(self.key, list(self.choices))
-        if self.kind == "int":
+        if self.distribution == "int":
             return trial.suggest_int(self.key, int(self.low), int(self.high), log=self.log)
         return trial.suggest_float(self.key, float(self.low), float(self.high), log=self.log)
 
-    def distribution(self):
+    def optuna_distribution(self):
+        """This dimension as an Optuna distribution."""
         import optuna
 
         d = optuna.distributions
-        if self.kind == "categorical":
+        if self.distribution == "categorical":
             return d.CategoricalDistribution(list(self.choices))
-        if self.kind == "int":
+        if self.distribution == "int":
             return d.IntDistribution(int(self.low), int(self.high), log=self.log)
         return d.FloatDistribution(float(self.low), float(self.high), log=self.log)
 
     def describe(self) -> str:
-        if self.kind == "categorical":
+        if self.distribution == "categorical":
             return f"{self.key} in {{{', '.join(map(str, self.choices))}}}"
-        return f"{self.key} {'log-' if self.log else ''}{self.kind} in [{self.low:g}, {self.high:g}]"
+        return f"{self.key} {'log-' if self.log else ''}{self.distribution} in [{self.low:g}, {self.high:g}]"
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Space:
     @property
     def grid(self) -> bool:
         """Choices only: every combination is tried once, exhaustively."""
-        return all(d.kind == "categorical" for d in self.dims)
+        return all(d.distribution == "categorical" for d in self.dims)
 
     def points(self, seed: int = 0) -> list[dict]:
         """The grid's combinations in a shuffled order (``seed``), each a {key: value}."""
@@ -84,7 +85,7 @@ class Space:
 
     def example(self) -> dict:
         """One point of the space: each choice's first, each range's low end."""
-        return {d.key: d.choices[0] if d.kind == "categorical" else d.low for d in self.dims}
+        return {d.key: d.choices[0] if d.distribution == "categorical" else d.low for d in self.dims}
 
     def size(self) -> int | None:
         return math.prod(len(d.choices) for d in self.dims) if self.grid else None
@@ -150,10 +151,10 @@ def _dim(key: str, spec, path: Path) -> Dim:
     where = f"{path}: {key}"
     if isinstance(spec, list):
         spec = {"choices": spec}
-    kind = spec.get("type", "categorical" if "choices" in spec else "float")
-    if kind not in KINDS:
-        raise WarmstartError(f"{where} has type {kind!r}", f"use one of {', '.join(KINDS)}")
-    if kind == "categorical":
+    distribution = spec.get("type", "categorical" if "choices" in spec else "float")
+    if distribution not in DISTRIBUTIONS:
+        raise WarmstartError(f"{where} has type {distribution!r}", f"use one of {', '.join(DISTRIBUTIONS)}")
+    if distribution == "categorical":
         choices = spec.get("choices")
         if not isinstance(choices, list) or not choices:
             raise WarmstartError(f"{where} has no choices", f"e.g. `{key}: {{choices: [16, 32]}}`")
@@ -161,7 +162,7 @@ def _dim(key: str, spec, path: Path) -> Dim:
             raise WarmstartError(
                 f"{where}: each choice must be a number, a word or true/false", "fix the list"
             )
-        return Dim(key, kind, choices=tuple(choices))
+        return Dim(key, distribution, choices=tuple(choices))
     low, high, log = spec.get("low"), spec.get("high"), spec.get("log", False)
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (low, high))
     if not numbers or not math.isfinite(low) or not math.isfinite(high) or not low < high:
@@ -169,11 +170,11 @@ def _dim(key: str, spec, path: Path) -> Dim:
             f"{where} needs numbers low < high, got low={low!r}, high={high!r}",
             f"e.g. `{key}: {{low: 1, high: 4}}`",
         )
-    if kind == "int" and not (float(low).is_integer() and float(high).is_integer()):
+    if distribution == "int" and not (float(low).is_integer() and float(high).is_integer()):
         raise WarmstartError(f"{where}: an int range needs whole numbers", "e.g. low: 1, high: 4")
     if not isinstance(log, bool) or (log and low <= 0):
         raise WarmstartError(f"{where}: log needs true/false and low above 0", "e.g. low: 1e-5, log: true")
-    return Dim(key, kind, low=low, high=high, log=log)
+    return Dim(key, distribution, low=low, high=high, log=log)
 
 
 def overrides(params: dict) -> list[str]:

@@ -87,9 +87,9 @@ class StudySpec:
         return self.full_seeds if fraction == 1 and self.full_seeds is not None else self.seeds
 
 
-def _numbers(text: str, kind, what: str, example: str) -> list:
+def _numbers(text: str, cast, what: str, example: str) -> list:
     try:
-        return [kind(x) for x in str(text).split(",") if x.strip()]
+        return [cast(x) for x in str(text).split(",") if x.strip()]
     except ValueError:
         raise WarmstartError(
             f"cannot read {what} '{text}'", f"write them comma-separated, e.g. {example}"

@@ -109,6 +109,11 @@ class Task:
     def __init__(self, cfg: TaskConfig):
         self.cfg = cfg
 
+    @property
+    def empty_labels(self) -> bool:
+        """Whether an empty label in a file is a row none of the labels apply to (multi-label), not a gap."""
+        return False
+
     token_ids: TokenIds | None = None  # what a head on a decoder or encoder-decoder reads with (readers.py)
 
     def bind(self, tokenizer, config_json: dict, family) -> None:
@@ -153,7 +158,7 @@ class Task:
 def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     """The splits of the dataset of ``d`` (a FinetuneDataConfig: a dataset, own split files or both),
     limited and subset as it says; errors name the data as the user gave it (a file, data['train'])."""
-    data = open_finetune_data(d, task.kind)
+    data = open_finetune_data(d, task.kind, task.empty_labels)
     name = data.name if split_files(d) else shown(d.dataset)  # the file, folder or name as given
     if not task.accepts(data.kind):
         needs = " or ".join(task.kinds or (task.kind,))

@@ -265,6 +265,11 @@ class ClassificationTask(Task):
         if cfg.problem not in PROBLEMS:
             raise WarmstartError(f"unknown task.problem '{cfg.problem}'", f"use one of {', '.join(PROBLEMS)}")
 
+    @property
+    def empty_labels(self) -> bool:
+        """Multi-label: an empty label is a row none of the labels apply to (its target all zeros)."""
+        return self.cfg.problem == "multi_label"
+
     def _label_set(self, label) -> list[str]:
         if isinstance(label, list | tuple):
             return list(dict.fromkeys(_class(x) for x in label if str(x).strip()))

@@ -56,6 +56,12 @@ class AuxConfig:
     def __post_init__(self):
         self.objectives = [o.strip() for item in self.objectives for o in str(item).split(",") if o.strip()]
         self.weights = [float(w) for w in self.weights]
+        repeated = sorted({o for o in self.objectives if self.objectives.count(o) > 1})
+        if repeated:  # each objective is one head and one weight: a second mlm would be dropped
+            raise WarmstartError(
+                f"aux.objectives names {', '.join(repeated)} more than once",
+                "name each objective once (its weight is aux.weights), e.g. aux.objectives=[mlm,electra]",
+            )
         if self.weights and len(self.weights) != len(self.objectives):
             raise WarmstartError(
                 f"aux.weights has {len(self.weights)} values for {len(self.objectives)} objectives",

@@ -65,7 +65,7 @@ def with_bleu(totals: dict) -> dict:
 
 
 def output_scores(scoring: str, predictions: list[str], golds: list[list[str]]) -> dict:
-    """(sum, count) stats: ``exact_match`` (0/1 per output) of every ``scoring`` kind other than ``text``,
+    """(sum, count) stats: ``exact_match`` (0/1 per output) of every ``scoring`` but ``text``,
     and SQuAD's token ``f1`` (0..1) for ``answer``; {} for ``text`` (free text: ROUGE and BLEU instead)."""
     if scoring == "text":
         return {}

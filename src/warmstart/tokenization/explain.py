@@ -44,11 +44,11 @@ def _has_type(node, name: str) -> bool:
 def model_section(state: dict) -> dict:
     """The ``model`` section of a tokenizer.json; WarmstartError for a type with no steps to show."""
     model = state.get("model") or {}
-    kind = model.get("type") or "unknown"
-    if kind not in REPLAYS:
+    model_type = model.get("type") or "unknown"
+    if model_type not in REPLAYS:
         raise WarmstartError(
-            f"cannot explain a {kind} tokenizer: it has no subword segmentation to show"
-            + (" (a word is in its vocabulary or unknown)" if kind == "WordLevel" else ""),
+            f"cannot explain a {model_type} tokenizer: it has no subword segmentation to show"
+            + (" (a word is in its vocabulary or unknown)" if model_type == "WordLevel" else ""),
             "pass a BPE, WordPiece or Unigram tokenizer",
         )
     return model
@@ -123,19 +123,21 @@ class Explainer:
         state = json.loads(tokenizer.backend.to_str())
         model = model_section(state)
         self.tokenizer = tokenizer
-        self.kind = model["type"]
+        self.model_type = model["type"]
         self.replay = (
-            UnigramSteps(model, alternatives) if self.kind == "Unigram" else REPLAYS[self.kind](model)
+            UnigramSteps(model, alternatives)
+            if self.model_type == "Unigram"
+            else REPLAYS[self.model_type](model)
         )
         self.byte_level = _has_type(state.get("pre_tokenizer"), "ByteLevel")
         self.info = {
-            "type": self.kind,
+            "type": self.model_type,
             "byte_level": self.byte_level,
             "vocab_size": tokenizer.vocab_size,
             "lowercase": tokenizer.do_lower_case,
             "notes": self.replay.notes(),
         }
-        if self.kind == "BPE":
+        if self.model_type == "BPE":
             self.info["merges"] = len(model.get("merges") or [])
 
     def explain(self, text: str) -> dict:

@@ -17,9 +17,9 @@ def _q(s: str) -> str:
 
 def _header(result: dict) -> list[str]:
     info = result["tokenizer"]
-    kind = info["type"]
+    model_type = info["type"]
     size = f"{info['vocab_size']:,} tokens"
-    if kind == "BPE":
+    if model_type == "BPE":
         unit = "bytes" if info["byte_level"] else "characters"
         name = "byte-level BPE" if info["byte_level"] else "BPE"
         lines = [
@@ -27,7 +27,7 @@ def _header(result: dict) -> list[str]:
             f"its {unit}; the adjacent pair ranked first in the merge list (merge #0 was learned first) is "
             "joined, again and again, until no pair is in the list."
         ]
-    elif kind == "WordPiece":
+    elif model_type == "WordPiece":
         lines = [
             f"WordPiece, {size}. Greedy longest match first: at each position the longest piece in the "
             "vocabulary is taken."

@@ -47,8 +47,8 @@ def _words(backend: _HFTokenizer, texts: Iterable[str]) -> set[str]:
 
 def open_vocabulary(tokenizer: Tokenizer, texts: Iterable[str], max_bytes: int) -> Tokenizer:
     """The tokenizer's growing open copy, now also holding every word of ``texts`` of up to ``max_bytes``
-    UTF-8 bytes (a word tokenizer only; any other kind is returned as it is)."""
-    if tokenizer.kind != "word":
+    UTF-8 bytes (a word tokenizer only; any other algorithm is returned as it is)."""
+    if tokenizer.algorithm != "word":
         return tokenizer
     opened = getattr(tokenizer, "_opened", None)
     if opened is None:

@@ -31,7 +31,7 @@ from warmstart.errors import WarmstartError
 from warmstart.tokenization import leftovers
 from warmstart.tokenization.vocab_ids import read_checked
 
-# Special tokens per kind, in id order, mapped to their roles.
+# Special tokens per algorithm, in id order, mapped to their roles.
 SPECIAL_TOKENS: dict[str, dict[str, str]] = {
     "wordpiece": {
         "pad_token": "[PAD]",
@@ -112,8 +112,8 @@ class Tokenizer:
         self._pair_max: int | None = None
         self.model_max_length = int(model_max_length)
         model_type = (json.loads(backend.to_str()).get("model") or {}).get("type", "")
-        kinds = {"WordPiece": "wordpiece", "BPE": "bpe", "Unigram": "unigram", "WordLevel": "word"}
-        self.kind = kinds.get(model_type, model_type)
+        algorithms = {"WordPiece": "wordpiece", "BPE": "bpe", "Unigram": "unigram", "WordLevel": "word"}
+        self.algorithm = algorithms.get(model_type, model_type)
         vocab = backend.get_vocab(with_added_tokens=True)
         if roles is None:
             roles = _guess_roles(vocab)
@@ -175,7 +175,7 @@ class Tokenizer:
             **special_map,
         }
         # transformers' own BOS/EOS insertion would duplicate what the post-processor adds.
-        if self.kind == "bpe" or "bos_token" in special_map or "eos_token" in special_map:
+        if self.algorithm == "bpe" or "bos_token" in special_map or "eos_token" in special_map:
             config["add_bos_token"] = False
             config["add_eos_token"] = False
         for name, obj in (("tokenizer_config.json", config), ("special_tokens_map.json", special_map)):
@@ -253,7 +253,7 @@ class Tokenizer:
     @property
     def doc_sep_id(self) -> int:
         """The id put between documents in packed token streams: [SEP] for wordpiece, </s> otherwise."""
-        order = ("sep_id", "eos_id") if self.kind == "wordpiece" else ("eos_id", "sep_id")
+        order = ("sep_id", "eos_id") if self.algorithm == "wordpiece" else ("eos_id", "sep_id")
         for name in order:
             value = getattr(self, name)
             if value is not None:
@@ -278,9 +278,8 @@ class Tokenizer:
         return self.vocab_size
 
     def __repr__(self) -> str:
-        return (
-            f"Tokenizer(kind={self.kind!r}, vocab_size={self.vocab_size}, fingerprint={self.fingerprint()!r})"
-        )
+        shown = f"algorithm={self.algorithm!r}, vocab_size={self.vocab_size}"
+        return f"Tokenizer({shown}, fingerprint={self.fingerprint()!r})"
 
     # ------------------------------------------------------------------ encoding
     def encode(self, text: str) -> list[int]:

@@ -15,21 +15,21 @@ from warmstart.outputs import made_by_warmstart, mark, refuse_foreign
 from warmstart.tokenization.sentinels import add_sentinels
 from warmstart.tokenization.tokenizer import EXTRA_ROLES, SPECIAL_TOKENS, Tokenizer, write_atomic
 
-KINDS = ("wordpiece", "bpe", "unigram", "word")
+ALGORITHMS = ("wordpiece", "bpe", "unigram", "word")
 WORD_BYTES = 48  # the longest word (UTF-8 bytes) a word tokenizer keeps: ELMo's 50 characters less BOW/EOW
 
 
 _MIN_VOCAB = {"wordpiece": 100, "bpe": 300, "unigram": 100, "word": 10}
 
 
-def _unknown_kind(kind: str) -> WarmstartError:
-    return WarmstartError(f"unknown tokenizer kind '{kind}'", f"use one of: {', '.join(KINDS)}")
+def _unknown_algorithm(algorithm: str) -> WarmstartError:
+    return WarmstartError(f"unknown tokenizer kind '{algorithm}'", f"use one of: {', '.join(ALGORITHMS)}")
 
 
-def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show_progress: bool):
-    """An untrained ``tokenizers.Tokenizer`` pipeline and its trainer for ``kind``."""
-    specials = list(SPECIAL_TOKENS[kind].values())
-    if kind == "wordpiece":
+def _build(algorithm: str, vocab_size: int, min_frequency: int, lowercase: bool, show_progress: bool):
+    """An untrained ``tokenizers.Tokenizer`` pipeline and its trainer for ``algorithm``."""
+    specials = list(SPECIAL_TOKENS[algorithm].values())
+    if algorithm == "wordpiece":
         tok = _HFTokenizer(models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="##"))
         tok.normalizer = normalizers.BertNormalizer(
             clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=lowercase
@@ -50,7 +50,7 @@ def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show
             limit_alphabet=max(50, min(1000, vocab_size // 4)),
             show_progress=show_progress,
         )
-    elif kind == "bpe":
+    elif algorithm == "bpe":
         tok = _HFTokenizer(models.BPE(unk_token=None, fuse_unk=False))
         if lowercase:
             tok.normalizer = normalizers.Lowercase()
@@ -73,7 +73,7 @@ def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
             show_progress=show_progress,
         )
-    elif kind == "unigram":
+    elif algorithm == "unigram":
         tok = _HFTokenizer(models.Unigram())
         norms = [normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")]  # a str would be literal
         if lowercase:
@@ -91,10 +91,10 @@ def _build(kind: str, vocab_size: int, min_frequency: int, lowercase: bool, show
             max_piece_length=16,
             show_progress=show_progress,
         )
-    elif kind == "word":
+    elif algorithm == "word":
         tok, trainer = _word(vocab_size, min_frequency, specials, show_progress)
     else:  # pragma: no cover - checked by the caller
-        raise _unknown_kind(kind)
+        raise _unknown_algorithm(algorithm)
     return tok, trainer
 
 
@@ -117,7 +117,7 @@ def _word(vocab_size: int, min_frequency: int, specials: list[str], show_progres
 
 def word_tokenizer(words: Iterable[str], lowercase: bool = False, normalizer=None, pre_tokenizer=None):
     """A word tokenizer (`--kind word`'s pipeline and specials) whose vocabulary is the specials, then
-    ``words`` in order (duplicates once); ``normalizer`` / ``pre_tokenizer`` replace the kind's own."""
+    ``words`` in order (duplicates once); ``normalizer`` / ``pre_tokenizer`` replace the algorithm's own."""
     specials = list(SPECIAL_TOKENS["word"].values())
     vocab = dict.fromkeys(specials)
     for w in words:
@@ -174,30 +174,31 @@ def train_tokenizer(
     model_max_length: int = 512,
     sentinels: int = 0,
 ) -> Tokenizer:
-    """Train a ``kind`` tokenizer on ``texts`` and save it atomically to ``out_dir``.
+    """Train a tokenizer of algorithm ``kind`` (wordpiece, bpe, unigram, word) on ``texts`` and save it
+    atomically to ``out_dir``.
 
     ``sentinels``: add T5's ``<extra_id_0>`` ... as special tokens after the trained vocabulary (span
     corruption).
     ``lowercase`` defaults to True for wordpiece (BERT uncased, accents stripped) and False otherwise.
     Blank texts are skipped. Refuses an ``out_dir`` that already holds a tokenizer unless ``overwrite``.
     """
-    kind = str(kind).lower()
-    if kind not in KINDS:
-        raise _unknown_kind(kind)
+    algorithm = str(kind).lower()
+    if algorithm not in ALGORITHMS:
+        raise _unknown_algorithm(algorithm)
     out_dir = Path(out_dir)
     own = _check_out(out_dir, overwrite)
     if int(min_frequency) < 0:
         raise WarmstartError(f"min_frequency {min_frequency} is negative", "use 0 or more (2 is usual)")
-    minimum = _MIN_VOCAB[kind]
+    minimum = _MIN_VOCAB[algorithm]
     if int(vocab_size) < minimum:
         raise WarmstartError(
-            f"vocab_size {vocab_size} is too small for a {kind} tokenizer",
+            f"vocab_size {vocab_size} is too small for a {algorithm} tokenizer",
             f"use at least {minimum} (it must hold the special tokens and the base alphabet)",
         )
     if lowercase is None:
-        lowercase = kind == "wordpiece"
+        lowercase = algorithm == "wordpiece"
 
-    tok, trainer = _build(kind, int(vocab_size), int(min_frequency), bool(lowercase), show_progress)
+    tok, trainer = _build(algorithm, int(vocab_size), int(min_frequency), bool(lowercase), show_progress)
     seen = {"docs": 0}
 
     def nonblank() -> Iterator[str]:
@@ -212,11 +213,11 @@ def train_tokenizer(
         raise WarmstartError("the tokenizer training corpus is empty (no non-blank text)", "check the corpus")
     tok.no_truncation()
     tok.no_padding()
-    if kind == "word":
+    if algorithm == "word":
         tok = _drop_long_words(tok)
 
-    roles = dict(SPECIAL_TOKENS[kind])
-    roles.update(EXTRA_ROLES.get(kind, {}))
+    roles = dict(SPECIAL_TOKENS[algorithm])
+    roles.update(EXTRA_ROLES.get(algorithm, {}))
     result = Tokenizer(tok, roles=roles, do_lower_case=bool(lowercase), model_max_length=model_max_length)
     if sentinels:
         result = add_sentinels(result, sentinels)

@@ -173,8 +173,10 @@ def rng_state() -> tuple[dict, dict]:
 
 def set_rng_state(tensors: dict, meta: dict) -> None:
     torch.set_rng_state(tensors["torch"])
-    kind, pos, has_gauss, gauss = meta["numpy"]
-    np.random.set_state((kind, tensors["numpy_keys"].numpy().astype(np.uint32), pos, has_gauss, gauss))
+    bit_generator, pos, has_gauss, gauss = meta["numpy"]
+    np.random.set_state(
+        (bit_generator, tensors["numpy_keys"].numpy().astype(np.uint32), pos, has_gauss, gauss)
+    )
     version, internal, gauss_next = meta["python"]
     random.setstate((version, tuple(internal), gauss_next))
     cuda = [tensors[k] for k in sorted(k for k in tensors if k.startswith("cuda."))]

@@ -76,10 +76,10 @@ def resumed_settings(run_dir: str | Path, flags: dict | None, overrides: Iterabl
         check(explicit)  # a bad value (train.lr=nan) is refused before config.yaml is touched
     main = ddp.rank() == 0
     for key in changed if main else ():
-        kind = (
+        effect = (
             "recovery setting, from the last checkpoint on" if key in RECOVERY else "does not change the run"
         )
-        print(f"resume: {key}={C.short(after[key], 40)} ({kind})", file=sys.stderr)
+        print(f"resume: {key}={C.short(after[key], 40)} ({effect})", file=sys.stderr)
     if main and any(k in RECOVERY for k in changed):
         save_config(Path(run_dir), C.merge(saved, _unflat({k: after[k] for k in changed if k in RECOVERY})))
     return explicit
@@ -157,9 +157,9 @@ def check_fingerprint(run_dir: Path, fingerprint: dict) -> None:
         name for name in sorted(set(saved) | set(fingerprint)) if saved.get(name) != fingerprint.get(name)
     ]
     name = diffs[0]
-    kind = "split" if "records" in (saved.get(name) or fingerprint.get(name) or {}) else "file"
+    source = "split" if "records" in (saved.get(name) or fingerprint.get(name) or {}) else "file"
     raise WarmstartError(
-        f"cannot resume {run_dir}: its data changed since the run started ({kind} {name}: "
+        f"cannot resume {run_dir}: its data changed since the run started ({source} {name}: "
         f"{_said(saved.get(name))} then, {_said(fingerprint.get(name))} now)",
         "restore the data the run started on, or start a new run with --out",
     )

@@ -49,10 +49,10 @@ def open_run_dir(
     resume: bool = False,
     overwrite: bool = False,
     fix: str = RUN_DIR_FIX,
-    kind: str = "run",
+    what: str = "run",
 ) -> Path:
-    """A fresh run directory (marked as warmstart's ``kind``), or the existing one when resuming. Never
-    deletes unless ``overwrite``, and then only a directory warmstart made."""
+    """A fresh run directory (its marker says ``what`` warmstart made), or the existing one when resuming.
+    Never deletes unless ``overwrite``, and then only a directory warmstart made."""
     path = Path(path)
     if resume:
         if not (path / CONFIG_FILE).is_file():
@@ -66,7 +66,7 @@ def open_run_dir(
             pass
         move_aside(path)
     path.mkdir(parents=True, exist_ok=True)
-    mark(path, kind)
+    mark(path, what)
     return path
 
 

@@ -81,10 +81,10 @@ STRATEGIES = {
 QKV_NAMES = ("q", "k", "v", "query", "key", "value", "q_proj", "k_proj", "v_proj")  # other libraries' names
 
 
-def _unknown(kind: str, bad: str, valid) -> WarmstartError:
+def _unknown(what: str, bad: str, valid) -> WarmstartError:
     close = ["qkv"] if bad in QKV_NAMES else difflib.get_close_matches(bad, list(valid), n=2, cutoff=0.5)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
-    return WarmstartError(f"unknown {kind} '{bad}'", f"{hint}choose one of {', '.join(valid)}")
+    return WarmstartError(f"unknown {what} '{bad}'", f"{hint}choose one of {', '.join(valid)}")
 
 
 def check(cfg: StrategyConfig, layers: int, shared: bool = False) -> None:

@@ -56,7 +56,7 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     docs = corpus_documents(cfg.corpus, "train", cfg.split_seed)
     wv, stats = train(docs, cfg.word2vec)
     scores = evaluate_all(wv, cfg.restrict)
-    run_dir = open_run_dir(out, overwrite=overwrite, fix=fix, kind="word2vec")
+    run_dir = open_run_dir(out, overwrite=overwrite, fix=fix, what="word2vec")
     save_config(run_dir, C.to_dict(cfg))
     io.save(wv, run_dir / io.RUN_VECTORS, "npy")
     settle(run_dir)  # --overwrite: the vectors are saved, the replaced run can go

@@ -37,14 +37,14 @@ class EmbeddingInitConfig:
     )
 
 
-def token_words(vocab: dict[str, int], kind: str, special_ids) -> dict[int, str]:
+def token_words(vocab: dict[str, int], algorithm: str, special_ids) -> dict[int, str]:
     """token id -> the lowercased word it stands for, for tokens that are whole words (see module doc)."""
-    marker = WORD_START.get(kind)
+    marker = WORD_START.get(algorithm)
     out = {}
     for token, idx in vocab.items():
         if idx in special_ids:
             continue
-        if kind == "wordpiece":
+        if algorithm == "wordpiece":
             if token.startswith("##"):
                 continue
             word = token
@@ -90,7 +90,7 @@ def warm_start_embeddings(
     embedding: torch.nn.Embedding, tokenizer, wv, std: float, project: str = "auto"
 ) -> dict:
     """Overwrite the rows of whole-word tokens found in ``wv``; returns coverage figures."""
-    words = token_words(tokenizer.get_vocab(), tokenizer.kind, tokenizer.special_ids)
+    words = token_words(tokenizer.get_vocab(), tokenizer.algorithm, tokenizer.special_ids)
     hits = {idx: wv.index[w] for idx, w in words.items() if w in wv.index}
     if not hits:
         raise WarmstartError(

@@ -36,7 +36,7 @@ def _export_fix(cfg, out: dict) -> None:
     out["embedding_size"] = cfg.embedding_size or cfg.hidden_size
 
 
-def _classifier(kind: str, state: dict, heads: list, cfg) -> tuple:
+def _classifier(task_name: str, state: dict, heads: list, cfg) -> tuple:
     """ELECTRA's dense + gelu + out_proj as ``W h + b`` exactly: gelu(x) - gelu(-x) = x."""
     weight, bias = state["classifier.weight"], state["classifier.bias"]
     labels, size = weight.shape
@@ -65,7 +65,7 @@ def _classifier(kind: str, state: dict, heads: list, cfg) -> tuple:
     return state, [], tensors, {"warmstart_head": NOTE.format(how=how)}
 
 
-def _summary(kind: str, state: dict, heads: list, cfg) -> tuple:
+def _summary(task_name: str, state: dict, heads: list, cfg) -> tuple:
     """ELECTRA's sequence summary without projection or activation: the first token itself."""
     config = {"summary_type": "first", "summary_use_proj": False, "summary_activation": "linear"}
     how = (
@@ -75,11 +75,12 @@ def _summary(kind: str, state: dict, heads: list, cfg) -> tuple:
     return state, scorer, {}, {**config, "warmstart_head": NOTE.format(how=how)}
 
 
-def _has_head(kind: str, hf: dict) -> bool:
-    """Whether warmstart has ELECTRA's head of ``kind``: its classifier (dense + gelu + out_proj) it has not;
-    its multiple-choice summary only as a tanh on a dense layer (summary_activation=tanh), i.e. a pooler."""
-    if kind != "multiple_choice":
-        return kind != "classification"
+def _has_head(task_name: str, hf: dict) -> bool:
+    """Whether warmstart has ELECTRA's head for the task ``task_name``: its classifier (dense + gelu +
+    out_proj) it has not; its multiple-choice summary only as a tanh on a dense layer
+    (summary_activation=tanh), i.e. a pooler."""
+    if task_name != "multiple_choice":
+        return task_name != "classification"
     summary = {k: hf.get(k, v) for k, v in {**SUMMARY, "summary_activation": "gelu"}.items()}  # defaults
     return summary == SUMMARY and not hf.get("summary_proj_to_labels")
 

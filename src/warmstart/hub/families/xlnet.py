@@ -15,10 +15,10 @@ def _import_fix(hf: dict, kw: dict, state: dict) -> None:
            "cannot be imported", "warmstart's XLNet runs attn_type bi or uni")  # fmt: skip
 
 
-def _has_head(kind: str, hf: dict) -> bool:
-    """Whether warmstart has XLNet's head of ``kind``: its summary as a pooler (tanh(dense(last token))),
-    transformers' default; a summary of another type or activation it has not."""
-    if kind not in ("classification", "multiple_choice"):
+def _has_head(task_name: str, hf: dict) -> bool:
+    """Whether warmstart has XLNet's head for the task ``task_name``: its summary as a pooler
+    (tanh(dense(last token))), transformers' default; a summary of another type or activation it has not."""
+    if task_name not in ("classification", "multiple_choice"):
         return True
     defaults = {"summary_type": "last", "summary_use_proj": True, "summary_activation": "tanh"}
     summary = all(hf.get(k, v) == LAST_SUMMARY[k] for k, v in defaults.items())
