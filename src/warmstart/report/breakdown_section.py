@@ -17,37 +17,32 @@ from warmstart.report.panel_plot import Panel, panel_plot  # noqa: E402
 from warmstart.report.plots import save_png  # noqa: E402
 from warmstart.report.quoting import label, quoted  # noqa: E402
 from warmstart.tasks.breakdown import one_class_warning  # noqa: E402
-from warmstart.train.logging import read_metrics  # noqa: E402
+from warmstart.train.logging import read_metrics, series  # noqa: E402
 
 MATRIX_MAX = 20  # classes drawn in the confusion matrix; more: the table only
 TABLE_MAX = 30
 
 
-def _xy(rows: list[dict], key: str) -> tuple[list, list]:
-    rows = [r for r in rows if key in r]
-    return [r["step"] for r in rows], [r[key] for r in rows]
-
-
 def training_plot(dirs: dict[str, Path], path: Path) -> Path:
     """Training loss (EMA over the raw values) and learning rate by step, one line per run or seed."""
     train = {name: read_metrics(d, "train") for name, d in dirs.items()}
-    loss = {n: _xy(rows, "loss") for n, rows in train.items()}
+    loss = {n: series(rows, "loss") for n, rows in train.items()}
     panels = [
         Panel("training loss", "loss", loss, smooth=tuple(loss), legend=True),
-        Panel("learning rate", "learning rate", {n: _xy(rows, "lr") for n, rows in train.items()}, rate=True,
-              legend=False),  # the loss panel's legend names the colours
+        Panel("learning rate", "learning rate", {n: series(rows, "lr") for n, rows in train.items()},
+              rate=True, legend=False),  # the loss panel's legend names the colours
     ]  # fmt: skip
     return panel_plot(panels, "step", path)
 
 
 def validation_plot(dirs: dict[str, Path], metric: str, majority: float | None, path: Path) -> Path:
     """The validation metric by step per seed, each seed's best step starred, the majority baseline dashed."""
-    series = {}
+    curves = {}
     for name, d in dirs.items():
-        xs, ys = _xy(read_metrics(d, "validation"), metric)
-        series[name] = (xs, ys, ys, ys)
+        xs, ys = series(read_metrics(d, "validation"), metric)
+        curves[name] = (xs, ys, ys, ys)
     levels = {"majority class": majority} if majority is not None and metric == "accuracy" else {}
-    return band_plot(series, f"validation {metric}", "step", metric, path, levels=levels, integer_x=True,
+    return band_plot(curves, f"validation {metric}", "step", metric, path, levels=levels, integer_x=True,
                      mark_best=True)  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from warmstart.report.study_report import (
     percent,
     steps_to_reach,
 )
-from warmstart.train.logging import read_metrics
+from warmstart.train.logging import read_metrics, series
 
 
 def row(study: dict, model: str, fraction: float) -> dict | None:
@@ -194,7 +194,7 @@ def pretraining_lines(out: Path) -> list[str]:
 def pretraining_plot(out: Path, target: Path) -> Path:
 
     train, val = read_metrics(out / "pretrain", "train"), read_metrics(out / "pretrain", "validation")
-    xy = R._xy
+    xy = series
     panels = [
         Panel("masked-LM loss", "loss", {"train": xy(train, "loss"), "validation": xy(val, "loss")},
               smooth=("train",)),

@@ -19,7 +19,7 @@ from warmstart.report.html import Page
 from warmstart.report.panel_plot import Panel, panel_plot
 from warmstart.report.plots import short_number
 from warmstart.report.samples import pretrain_samples, text_to_text_samples
-from warmstart.train.logging import read_metrics
+from warmstart.train.logging import read_metrics, series
 
 
 def plot_path(out: Path, name: str) -> Path:
@@ -109,10 +109,10 @@ def pretraining_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> dict
         page.text("No training log (metrics.jsonl) in this directory: an imported or hand-made checkpoint.")
         return None
     lr = [r for r in train if "lr" in r]
-    loss = {"train": _xy(train, "loss"), **({"validation": _xy(val, "loss")} if val else {})}
+    loss = {"train": series(train, "loss"), **({"validation": series(val, "loss")} if val else {})}
     panels = [
         Panel("loss", "loss", loss, smooth=("train",)),
-        Panel("learning rate", "learning rate", {"lr": _xy(lr, "lr")}, rate=True),
+        Panel("learning rate", "learning rate", {"lr": series(lr, "lr")}, rate=True),
     ]
     path = panel_plot(panels, "step", plot_path(out, "pretraining"), f"pretraining: {run_name(run_dir)}")
     page.image(path, "pretraining loss and learning rate")
@@ -136,11 +136,6 @@ def _shards_table(page: Page, run_dir: Path, data: dict) -> None:
         return
     rows = [[s, fmt(i.get("num_docs")), fmt(i.get("num_tokens"))] for s, i in meta.get("splits", {}).items()]
     page.table(["split", "documents", "tokens"], rows, f"Token shards: {shards}")
-
-
-def _xy(rows: list[dict], key: str) -> tuple[list, list]:
-    rows = [r for r in rows if key in r]
-    return [r["step"] for r in rows], [r[key] for r in rows]
 
 
 def finetune_dirs(run_dir: Path) -> dict[str, Path]:
@@ -173,9 +168,9 @@ def finetune_section(page: Page, run_dir: Path, out: Path, cfg: dict) -> None:
     if cfg.get("aux", {}).get("objectives"):  # joint training: each part's loss, the learned weights
         train = read_metrics(next(iter(dirs.values())), "train")
         keys = sorted({k for r in train for k in r if k.endswith(("/loss", "/weight"))})
-        losses = {k: _xy(train, k) for k in keys if k.endswith("/loss")}
+        losses = {k: series(train, k) for k in keys if k.endswith("/loss")}
         panels = [Panel("loss of each part", "loss", losses, smooth=tuple(losses), legend=True)]
-        weights = {k: _xy(train, k) for k in keys if k.endswith("/weight")}
+        weights = {k: series(train, k) for k in keys if k.endswith("/weight")}
         panels += [Panel("learned weights", "weight", weights, legend=True)] if weights else []
         page.image(
             panel_plot(panels, "step", plot_path(out, "joint")),

@@ -59,6 +59,12 @@ def read_metrics(run_dir: Path, split: str | None = None) -> list[dict]:
     return [r for r in rows if split is None or r["split"] == split]
 
 
+def series(rows: list[dict], key: str) -> tuple[list, list]:
+    """(steps, values) of ``key`` in the metric rows that have it: one curve to plot."""
+    rows = [r for r in rows if key in r]
+    return [r["step"] for r in rows], [r[key] for r in rows]
+
+
 def progress(total: int, initial: int, desc: str, enabled: bool = True) -> tqdm:
     return tqdm(
         total=total,
