@@ -38,6 +38,7 @@ COMMANDS = {
     "word2vec plot": "word2vec plot {vectors} --out OUT",
     "word2vec bias": "word2vec bias {vectors} --out OUT",
     "word2vec export": "word2vec export {vectors} --out OUT",
+    "word2vec debias": "word2vec debias {vectors} --out OUT",
     "study": "study {pre} --data {csv} --out OUT",
     "search": "search --init {pre} --train-file {csv} --out OUT",
     "report": "report {ft} --out OUT",

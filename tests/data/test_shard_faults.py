@@ -32,7 +32,7 @@ def corpus(wiki_extracts, tmp_path):
 
 
 def test_an_error_after_the_first_shard_leaves_nothing(wiki_extracts, small_tokenizer, tmp_path, monkeypatch):
-    real, opened = shard_writer._SplitWriter._open_next, []
+    real, opened = shard_writer.SplitWriter._open_next, []
 
     def open_next(self):
         if opened:
@@ -40,7 +40,7 @@ def test_an_error_after_the_first_shard_leaves_nothing(wiki_extracts, small_toke
         opened.append(self)
         real(self)
 
-    monkeypatch.setattr(shard_writer._SplitWriter, "_open_next", open_next)
+    monkeypatch.setattr(shard_writer.SplitWriter, "_open_next", open_next)
     out = tmp_path / "s"
     with pytest.raises(RuntimeError, match="injected"):
         prepare_shards(
@@ -68,7 +68,7 @@ def _ctrl_c():
 def test_prepare_interrupted_after_the_first_split_leaves_nothing(
     corpus, small_tokenizer, tmp_path, capsys, monkeypatch, fault, code, says
 ):
-    real, calls = shard_writer._SplitWriter.write_docs, []
+    real, calls = shard_writer.SplitWriter.write_docs, []
 
     def write_docs(self, docs, sep):
         calls.append(self.split)
@@ -76,7 +76,7 @@ def test_prepare_interrupted_after_the_first_split_leaves_nothing(
             fault()
         real(self, docs, sep)
 
-    monkeypatch.setattr(shard_writer._SplitWriter, "write_docs", write_docs)
+    monkeypatch.setattr(shard_writer.SplitWriter, "write_docs", write_docs)
     before, handler = corpus.read_bytes(), signal.getsignal(signal.SIGTERM)
     out = tmp_path / "s"
     got, _, err = run(capsys, "prepare", "--corpus", corpus, "--tokenizer", small_tokenizer, "--out", out)
@@ -90,12 +90,12 @@ TERMINATED = """
 import os, signal, sys
 from warmstart.cli.main import main
 from warmstart.data import shard_writer
-real = shard_writer._SplitWriter.write_docs
+real = shard_writer.SplitWriter.write_docs
 def write_docs(self, docs, sep):
     if self.split != "train":  # SIGTERM (a scheduler's preemption) after the train split was written
         os.kill(os.getpid(), signal.SIGTERM)
     real(self, docs, sep)
-shard_writer._SplitWriter.write_docs = write_docs
+shard_writer.SplitWriter.write_docs = write_docs
 sys.exit(main(["prepare", "--corpus", sys.argv[1], "--tokenizer", sys.argv[2], "--out", sys.argv[3]]))
 """
 
@@ -114,11 +114,11 @@ import os, signal, sys
 from warmstart.data import shard_writer
 from warmstart.tokenization.tokenizer import Tokenizer
 if sys.argv[3] == "write":  # killed outright after the first shard
-    real = shard_writer._SplitWriter.write_docs
+    real = shard_writer.SplitWriter.write_docs
     def write_docs(self, docs, sep):
         real(self, docs, sep)
         os.kill(os.getpid(), signal.SIGKILL)
-    shard_writer._SplitWriter.write_docs = write_docs
+    shard_writer.SplitWriter.write_docs = write_docs
 else:  # killed between moving the old output aside and renaming the new one into place
     replace = os.replace
     def moved(src, dst):

@@ -8,9 +8,20 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+import torch
 from safetensors.torch import load_file
 
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
+# the marks of a test module that starts torchrun processes
+MARKS = [
+    pytest.mark.integration,
+    pytest.mark.distributed,
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux") or not torch.distributed.is_available(),
+        reason="needs Linux (/proc) and torch.distributed",
+    ),
+]
 PRETRAIN = [
     "model.hidden_size=32",
     "model.num_hidden_layers=2",

@@ -10,13 +10,12 @@ import os
 import re
 import shutil
 import signal
-import sys
 import time
 
 import pytest
-import torch
 
 from tests.helpers.dist import (
+    MARKS,
     PRETRAIN,
     gone,
     max_diff,
@@ -33,14 +32,7 @@ from warmstart.commands.pretrain import pretrain as pretrain_fn
 from warmstart.errors import WarmstartError
 from warmstart.train.checkpoint import read_tensors
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.distributed,
-    pytest.mark.skipif(
-        not sys.platform.startswith("linux") or not torch.distributed.is_available(),
-        reason="needs Linux (/proc) and torch.distributed",
-    ),
-]
+pytestmark = MARKS
 TOL = 1e-5
 LOST = re.compile(
     r"error: process 0 of 2 lost contact with the others \((.+)\); another process failed, was killed or "

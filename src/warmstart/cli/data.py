@@ -77,13 +77,22 @@ def _tokenizer_explain(a):
 
 
 def _prepare(a):
+    import sys
+
     from warmstart.data.corpus import prepare_corpus
+    from warmstart.data.dedupe import describe
+    from warmstart.data.prepare_ranks import world
     from warmstart.hub.tokenizer import find_tokenizer
 
     tokenizer = find_tokenizer(a.tokenizer)  # a tokenizer, or a run's (TAPT: shards in the model's ids)
     meta = prepare_corpus(
-        a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite, tokenizer_dir=a.tokenizer
-    )
+        a.corpus, _corpus_options(a), tokenizer, Path(a.out), overwrite=a.overwrite,
+        tokenizer_dir=a.tokenizer, counterfactual=a.counterfactual, dedupe=a.dedupe, among_processes=True,
+    )  # fmt: skip
+    if world()[0] != 0:  # torchrun: process 0 speaks for all
+        return
+    if "dedupe" in meta:
+        print(describe(meta["dedupe"]), file=sys.stderr)
     for split, info in meta["splits"].items():
         print(f"{split}: {info['num_tokens']:,} tokens in {info['num_docs']:,} documents")
     print(f"token shards written to {a.out}")
@@ -162,7 +171,11 @@ def add_tokenizer(sub) -> None:
 
 
 def add_prepare(sub) -> None:
-    pr = sub.add_parser("prepare", help="tokenize a corpus into memory-mapped token shards")
+    pr = sub.add_parser(
+        "prepare",
+        help="tokenize a corpus into memory-mapped token shards (under torchrun the processes share the work "
+        "and write one shard set: the output on a filesystem all machines see)",
+    )
     pr.add_argument("--corpus", nargs="+", required=True, help="corpus names or text files")
     pr.add_argument(
         "--tokenizer",
@@ -171,5 +184,17 @@ def add_prepare(sub) -> None:
     )
     pr.add_argument("--out", required=True, help="output directory")
     pr.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    pr.add_argument(
+        "--dedupe",
+        action="store_true",
+        help="drop exact duplicate documents (same stripped text, by hash); a held-out copy of a training "
+        "document is dropped from the held-out split; the count is said and kept in meta.json",
+    )
+    pr.add_argument(
+        "--counterfactual",
+        action="store_true",
+        help="follow each training document with its gender-swapped copy (he<->she, man<->woman, ...; "
+        "counterfactual data augmentation); validation and test stay as they are",
+    )
     add_text_options(pr)
     pr.set_defaults(func=_prepare)

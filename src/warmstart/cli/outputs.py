@@ -58,10 +58,19 @@ def _fill_mask(a) -> tuple[dict, tuple]:
     return {"--out": Path(a.out) if a.out else default}, (default,)
 
 
+def _debias(a) -> tuple[dict, tuple]:
+    out = Path(a.out)
+    side = {"--out (its figures, OUT.debias.json)": out.with_suffix(".debias.json")}
+    if out.suffix.lower() == ".npy":
+        side["--out (its words, OUT.vocab.txt)"] = out.with_suffix(".vocab.txt")
+    return side, ()
+
+
 SIDE = {  # command -> args -> ({what: extra output}, paths it may write again inside its input)
     "embed": _embed,
     "report": _report,
     "fill-mask": _fill_mask,
+    "word2vec debias": _debias,
 }
 
 

@@ -1,4 +1,4 @@
-"""`warmstart word2vec ...`: train, evaluate, analogy, similar, plot, export, bias; each calls one
+"""`warmstart word2vec ...`: train, evaluate, analogy, similar, plot, export, bias, debias; each calls one
 function."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ TRAIN_FLAGS = [  # (flag, config key, add_argument keywords): help and type from
     ("--epochs", "word2vec.epochs", {}),
     ("--lr", "word2vec.lr", {}),
     ("--seed", "word2vec.seed", {}),
+    ("--counterfactual", "counterfactual", {}),
 ]
 
 
@@ -117,6 +118,14 @@ def _bias(a):
         print(f"written to {a.out}")
 
 
+def _debias(a):
+    from warmstart.word2vec.debias import write_debiased
+
+    result = write_debiased(a.vectors, a.out, a.permutations, a.seed)
+    print(result["markdown"])
+    print(f"debiased vectors written to {result['output']}, the figures to {result['report']}")
+
+
 def _query_options(p, top: int, restrict: int, func) -> None:
     p.add_argument("--vectors", required=True, help=VECTORS_HELP)
     p.add_argument("--top", type=int, default=top, help="how many words to print")
@@ -124,6 +133,29 @@ def _query_options(p, top: int, restrict: int, func) -> None:
         "--restrict", type=int, default=restrict, help="search the N most frequent words (0 = all)"
     )
     p.set_defaults(func=func)
+
+
+def _add_debias(cmds) -> None:
+    de = cmds.add_parser(
+        "debias",
+        help="hard debiasing (Bolukbasi et al. 2016: neutralise, equalise) to new vectors, with WEATs 6-8 "
+        "and DirectBias before and after",
+    )
+    de.add_argument("vectors", help=VECTORS_HELP)
+    de.add_argument(
+        "--out",
+        required=True,
+        help="the debiased vectors file (.txt/.vec, .bin or .npy; never the input); the figures go beside "
+        "it as NAME.debias.json",
+    )
+    de.add_argument(
+        "--permutations",
+        type=int,
+        default=100_000,
+        help="WEAT: random re-partitions when too many to enumerate",
+    )
+    de.add_argument("--seed", type=int, default=0, help="seed of those random re-partitions")
+    de.set_defaults(func=_debias)
 
 
 def add_word2vec(sub) -> None:
@@ -182,6 +214,8 @@ def add_word2vec(sub) -> None:
     )
     bi.add_argument("--out", help="also write the results as JSON to this file")
     bi.set_defaults(func=_bias)
+
+    _add_debias(cmds)
 
     ex = cmds.add_parser(
         "export", help="write vectors in the word2vec text or binary format (gensim loads both)"

@@ -44,7 +44,7 @@ from warmstart.objectives.sift import SiftConfig, attach
 from warmstart.paths import refuse_overlap
 from warmstart.registry import OBJECTIVES, TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
-from warmstart.tasks.base import EvalBatches, Task, TaskConfig
+from warmstart.tasks.base import EvalBatches, Task, TaskConfig, task_splits
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.multitask import MultitaskConfig
@@ -164,7 +164,7 @@ def finetune(
     init = read_pretrained(warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch)  # read once
     task.bind(init.tokenizer, init.config_json, family_of(init.config_json))
     cfg = _checked(cfg, init, explicit, resume)
-    records, dataset_name = task.read_splits(cfg)
+    records, dataset_name = task_splits(task, cfg)
     fingerprint = records_fingerprint(records)
     if resume:  # ... and so is data that is not what the run started on
         check_fingerprint(Path(resume), fingerprint)

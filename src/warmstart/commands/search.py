@@ -149,13 +149,18 @@ def _work_in_process(spec_dict: dict, out: str, direction: str) -> int:
     return work(SearchSpec(**spec_dict), Path(out), direction)
 
 
-def _seeded(spec: SearchSpec, out: Path, name: str, params: dict | None) -> dict:
-    """The default recipe (``params`` None) or the best configuration, once per final seed, into
-    DIR/``name`` with the test split scored; finished runs are read back."""
+def _seeded(spec: SearchSpec, out: Path, name: str, params: dict | None, trial: int | None = None) -> dict:
+    """The default recipe (``params`` None) or the best configuration (trial ``trial``), once per final
+    seed, into DIR/``name`` with the test split scored. Finished runs of the same settings are read
+    back; those of an earlier best (a search extended by a larger --trials) move to
+    DIR/``name``-trial-NNNN, kept."""
     run_dir, seeds = out / name, list(range(1, spec.final_seeds + 1))
-    if (run_dir / "search_run.json").is_file():
-        return json.loads((run_dir / "search_run.json").read_text())
     chosen = {k: v for k, v in (params or {}).items() if k != "seed"}
+    if (run_dir / "search_run.json").is_file():
+        done = json.loads((run_dir / "search_run.json").read_text())
+        if done["params"] == chosen and len(done["seeds"]) == len(seeds):
+            return done
+        _keep_earlier(run_dir, done.get("trial"))
     flags = _flags(spec, run_dir)
     result = finetune(None, flags, [*spec.overrides, *overrides(chosen), f"seeds={seeds}"], overwrite=True)
     runs = {int(s): r["test_metrics"] for s, r in result["runs"].items()}
@@ -168,10 +173,21 @@ def _seeded(spec: SearchSpec, out: Path, name: str, params: dict | None) -> dict
             s: {"validation": r["best_validation"], "test": r["test"][metric]} for s, r in runs.items()
         },
         "run_dir": name,
+        "trial": trial,
         "best_seed_dir": name if len(runs) == 1 else f"{name}/seed-{best_seed}",
     }
     (run_dir / "search_run.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def _keep_earlier(run_dir: Path, trial: int | None) -> None:
+    """Moves the seeded runs of an earlier best (or an earlier number of seeds) aside, under a free name."""
+    stem = f"{run_dir.name}-trial-{trial:04d}" if trial is not None else f"{run_dir.name}-earlier"
+    kept, n = run_dir.with_name(stem), 2
+    while kept.exists():
+        kept, n = run_dir.with_name(f"{stem}-{n}"), n + 1
+    run_dir.rename(kept)
+    print(f"search: the seeded runs of the earlier best are kept in {kept}", file=sys.stderr)
 
 
 def _link_best(out: Path, target: str) -> None:
@@ -244,7 +260,7 @@ def finish(spec: SearchSpec, out: Path, direction: str, report: bool = True) -> 
     if spec.default:
         result["default"] = _seeded(spec, out, "default", None) if spec.final_seeds else None
     if spec.final_seeds:
-        result["final"] = _seeded(spec, out, "final", best.params)
+        result["final"] = _seeded(spec, out, "final", best.params, best.number)
         _link_best(out, result["final"]["best_seed_dir"])
     else:
         _link_best(out, best.user_attrs["run_dir"])

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from warmstart.data import choice, conll, inline, readers, split_files, squad
+from warmstart.data import choice, compressed, conll, inline, readers, split_files, squad
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
 from warmstart.data.hf_hub import hf_dataset
 from warmstart.data.named import NAMED
@@ -46,25 +46,26 @@ def _is_path(name: str) -> bool:
     return (
         os.sep in name
         or "/" in name
-        or Path(name).suffix.lower() in readers.SUPPORTED_EXTENSIONS
+        or compressed.kind(name) in readers.SUPPORTED_EXTENSIONS
         or Path(name).is_file()
     )
 
 
 def _special_local(path: Path, columns: list[str], options: DataOptions) -> Dataset | None:
-    """CoNLL tagging files, SQuAD JSON and multiple-choice tables; None for plain text/label tables."""
+    """CoNLL tagging files, SQuAD JSON, multiple-choice tables and JSON; None for plain text/label tables."""
 
-    suffix = path.suffix.lower()
+    suffix = compressed.kind(path)
     if suffix == ".conll":
         kind, what, read = (
             "tagging",
             "CoNLL tagging file (word ... tag per line)",
             lambda: conll.read_conll(path),
         )
-    elif suffix == ".json":
+    elif suffix == ".json" and not choice.is_choice_json(path):
         kind, what, read = "qa", "SQuAD v1/v2 JSON", lambda: squad.iter_squad(path)
-    elif suffix != ".txt" and choice.is_choice_file(columns):
-        kind, what = "choice", f"multiple-choice file (columns: {', '.join(map(str, columns))})"
+    elif suffix == ".json" or (suffix != ".txt" and choice.is_choice_file(columns)):
+        layout = "JSON rows" if suffix == ".json" else f"columns: {', '.join(map(str, columns))}"
+        kind, what = "choice", f"multiple-choice file ({layout})"
 
         def read():
             return choice.read_choice_file(path, options.text_column, options.label_column or "label")
@@ -82,9 +83,9 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
     special = _special_local(path, columns, options)
     if special is not None:
         return special
-    if path.suffix.lower() != ".txt" and options.target_column and options.target_column in columns:
+    if compressed.kind(path) != ".txt" and options.target_column and options.target_column in columns:
         return _local_pairs(path, columns, options)
-    labeled = path.suffix.lower() != ".txt" and options.label_column in columns
+    labeled = compressed.kind(path) != ".txt" and options.label_column in columns
     kwargs = {
         "text_column": options.text_column,
         "text_pair_column": options.text_pair_column,
@@ -94,11 +95,11 @@ def _local(path_name: str, options: DataOptions) -> Dataset:
     }
     readers.read_file(path, **kwargs)  # checks the columns now, not at the first record
     shown = "one document per line" if options.txt_mode == "line" else "blank-line-separated paragraphs"
-    what = shown if path.suffix.lower() == ".txt" else f"columns: {', '.join(map(str, columns))}"
+    what = shown if compressed.kind(path) == ".txt" else f"columns: {', '.join(map(str, columns))}"
     return Dataset(
         path.name,
         "labeled" if labeled else "corpus",
-        f"local {path.suffix.lower()[1:]} file ({what})",
+        f"local {compressed.kind(path)[1:]} file ({what})",
         "unknown (your own data)",
         str(path.resolve()),
         lambda: readers.read_file(path, **kwargs),
@@ -122,7 +123,7 @@ def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
     return Dataset(
         path.name,
         "seq2seq",
-        f"local {path.suffix.lower()[1:]} file of text -> {options.target_column} pairs",
+        f"local {compressed.kind(path)[1:]} file of text -> {options.target_column} pairs",
         "unknown (your own data)",
         str(path.resolve()),
         read,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
+from warmstart.data.counterfactual import augmented_texts
 from warmstart.data.dataset import DataOptions
 from warmstart.data.shard_writer import prepare_shards
 from warmstart.errors import WarmstartError
@@ -44,8 +45,18 @@ class DataConfig:
         "pretrain on the first N tokens of the train split only (whole packed windows), repeated to fill "
         "the steps; validation stays the whole split",
     )
+    counterfactual: bool = opt(
+        False,
+        "counterfactual data augmentation: each training text of --corpus is followed by a copy with its "
+        "gendered words swapped (he<->she, man<->woman, ...; data/counterfactual.py); validation as it is",
+    )
 
     def __post_init__(self):
+        if self.counterfactual and self.shards:
+            raise WarmstartError(
+                "data.counterfactual swaps words in the text of --corpus, but --shards are tokens already",
+                "pass --corpus instead of --shards, or drop data.counterfactual=true",
+            )
         if self.max_tokens is not None and self.max_tokens <= 0:
             raise WarmstartError(
                 f"data.max_tokens must be at least 1, got {self.max_tokens}",
@@ -78,9 +89,15 @@ def prepare_corpus(
     overwrite: bool = False,
     splits=SPLITS,
     tokenizer_dir: str | Path | None = None,
+    counterfactual: bool = False,
+    dedupe: bool = False,
+    among_processes: bool = False,
 ) -> dict:
     """Token shards of the named corpora in ``out_dir``; an ``out_dir`` that is, holds or lies inside a
-    corpus or the tokenizer's directory (``tokenizer_dir``) is refused before anything changes."""
+    corpus or the tokenizer's directory (``tokenizer_dir``) is refused before anything changes.
+    ``counterfactual``: each train text is followed by its gender-swapped copy (data/counterfactual.py);
+    ``dedupe``: exact duplicate documents dropped (data/dedupe.py); ``among_processes``: under torchrun, the
+    tokenizing shared among the processes (data/prepare_ranks.py)."""
     refuse_overlap(out_dir, {**{f"corpus {n}": n for n in names}, "--tokenizer": tokenizer_dir})
     by_split = {s: corpus_texts(names, opts, s) for s in splits}
     source = {
@@ -89,7 +106,13 @@ def prepare_corpus(
         "txt_mode": opts.txt_mode,
         "text_column": opts.text_column,
     }
-    return prepare_shards(by_split, tokenizer, out_dir, overwrite=overwrite, source=source)
+    if counterfactual and "train" in by_split:
+        by_split["train"] = augmented_texts(by_split["train"])
+        source["counterfactual"] = True
+    return prepare_shards(
+        by_split, tokenizer, out_dir, overwrite=overwrite, source=source, dedupe=dedupe,
+        among_processes=among_processes,
+    )  # fmt: skip
 
 
 def ensure_shards(cfg: DataConfig, tokenizer, run_dir: Path) -> Path:
@@ -97,6 +120,12 @@ def ensure_shards(cfg: DataConfig, tokenizer, run_dir: Path) -> Path:
     out = Path(run_dir) / "shards"
     if not (out / "meta.json").is_file():
         prepare_corpus(
-            cfg.corpus, options(cfg), tokenizer, out, overwrite=out.exists(), splits=("train", "validation")
+            cfg.corpus,
+            options(cfg),
+            tokenizer,
+            out,
+            overwrite=out.exists(),
+            splits=("train", "validation"),
+            counterfactual=cfg.counterfactual,
         )
     return out

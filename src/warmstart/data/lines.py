@@ -5,6 +5,7 @@
 - No line is read whole before its length is known: each is read with ``readline(MAX_LINE_BYTES + 1)``, and
   a line longer than ``MAX_LINE_BYTES`` is refused with its file, line number and the limit. A 50 MB
   single-line corpus costs at most one limit's worth of memory before the error, not gigabytes.
+- A .gz or .zst file is decompressed as it is read (``data/compressed.py``); damage is one clear error.
 - A line that is not valid UTF-8 is either decoded with ``errors="replace"`` (bad bytes become U+FFFD),
   counted and reported once by :meth:`Lines.warn`, or (``strict=True``) refused with its line number.
 
@@ -20,6 +21,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from warmstart.data import compressed
 from warmstart.errors import WarmstartError
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: the longest line (one document, one CSV row, one JSON object) read
@@ -58,9 +60,9 @@ class Lines:
 
     def __iter__(self) -> Iterator[str]:
         limit = self.limit
-        with open(self.path, "rb") as fh:
+        with compressed.open_binary(self.path) as fh:
             number = 0
-            while raw := fh.readline(limit + 1):
+            while raw := self._readline(fh, limit + 1, number):
                 number += 1
                 self.number = number
                 if len(raw) > limit and not (len(raw) == limit + 1 and raw.endswith(b"\n")):
@@ -68,6 +70,14 @@ class Lines:
                 if number == 1 and raw.startswith(BOM):
                     raw = raw[len(BOM) :]
                 yield self._decode(raw, number)
+
+    def _readline(self, fh, size: int, number: int) -> bytes:
+        if not compressed.compression(self.path):
+            return fh.readline(size)
+        try:
+            return fh.readline(size)
+        except compressed.read_errors() as exc:  # a damaged .gz / .zst: one line, not a traceback
+            raise compressed.damaged(self.path, number, exc) from None
 
     def __enter__(self) -> Lines:  # ``with Lines(path) as lines:`` reads like ``with open(path) as fh:``
         return self

@@ -40,6 +40,12 @@ class FinetuneDataConfig:
         1.0, "use a seeded, stratified fraction of the training examples, nested across fractions (0-1]"
     )
     subset_seed: int = opt(0, "seed of the train_fraction subset")
+    counterfactual: bool = opt(
+        False,
+        "counterfactual data augmentation: each training example (after the limits and fraction) gets a copy "
+        "with its gendered words swapped (he<->she, man<->woman, ...; data/counterfactual.py), train split "
+        "only; extractive QA is refused",
+    )
 
 
 def data_options(d: FinetuneDataConfig, kind: str = "labeled", empty_labels: bool = False) -> DataOptions:

@@ -1,4 +1,5 @@
-"""Streaming readers for local files: .txt, .jsonl, .csv, .tsv, .parquet.
+"""Streaming readers for local files: .txt, .jsonl, .csv, .tsv, .parquet; the text kinds also compressed,
+as .gz or .zst (``data.jsonl.gz``: data/compressed.py), decompressed as they are read.
 
 Every reader yields dict records ``{"text": str}`` plus ``"text_pair"`` and ``"label"`` (always a str) when
 those columns are asked for. Records with empty text are skipped. Memory stays flat: text files are read
@@ -27,6 +28,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from warmstart.data import compressed
 from warmstart.data import lines as line_io
 from warmstart.data.labels import LabelCheck
 from warmstart.data.lines import Lines, limit_text, refuse_surrogates, too_long
@@ -35,34 +37,50 @@ from warmstart.errors import WarmstartError
 TABLE_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
 # read by their own modules: CoNLL tagging files (data/conll.py), SQuAD JSON (data/squad.py)
 SUPPORTED_EXTENSIONS = (*TABLE_EXTENSIONS, ".conll", ".json")
+COMPRESSED_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv")  # read as .gz or .zst too
 TXT_MODES = ("line", "blank")
 
 
 def check_path(path: str | Path) -> Path:
-    """The path, if it exists and has a supported extension; a WarmstartError otherwise."""
+    """The path, if it exists and has a supported extension; a WarmstartError otherwise. A text or table
+    file may be compressed (``.jsonl.gz``, ``.csv.zst``: data/compressed.py)."""
     path = Path(path)
     if not path.is_file():
         raise WarmstartError(
             f"no such file: {path}", "check the path (or the dataset name: warmstart data list)"
         )
-    if path.suffix.lower() not in SUPPORTED_EXTENSIONS:
+    compressed.refuse_unknown(path, SUPPORTED_EXTENSIONS)
+    suffix = compressed.kind(path)
+    if suffix not in SUPPORTED_EXTENSIONS:
         raise WarmstartError(
-            f"unsupported file type '{path.suffix}': {path}",
-            f"use one of {', '.join(SUPPORTED_EXTENSIONS)}",
+            f"unsupported file type '{compressed.shown_suffix(path)}': {path}",
+            f"use one of {', '.join(SUPPORTED_EXTENSIONS)} (text and tables also as .gz or .zst)",
         )
-    if path.suffix.lower() != ".parquet":
+    if compressed.compression(path) and suffix not in COMPRESSED_EXTENSIONS:
+        raise WarmstartError(
+            f"a compressed {suffix} file is not read: {path}",
+            f"decompress it, or compress only {', '.join(COMPRESSED_EXTENSIONS)} files",
+        )
+    if suffix != ".parquet":
         check_text(path)
     return path
 
 
 def check_text(path: Path) -> None:
-    """Refuse a file whose first 8 KB hold a NUL byte: binary, or UTF-16/32, not UTF-8 text."""
-    with open(path, "rb") as fh:
-        if b"\0" in fh.read(8192):
-            raise WarmstartError(
-                f"{path} looks like a binary file (it has NUL bytes), not UTF-8 text",
-                "pass a UTF-8 text file (save UTF-16 text as UTF-8)",
-            )
+    """Refuse a file whose first 8 KB hold a NUL byte: binary, or UTF-16/32, not UTF-8 text (a compressed
+    file is looked at decompressed, and refused if it does not decompress)."""
+    try:
+        with compressed.open_binary(path) as fh:
+            start = fh.read(8192)
+    except compressed.read_errors() as exc:
+        if not compressed.compression(path):
+            raise
+        raise compressed.damaged(path, 0, exc) from None
+    if b"\0" in start:
+        raise WarmstartError(
+            f"{path} looks like a binary file (it has NUL bytes), not UTF-8 text",
+            "pass a UTF-8 text file (save UTF-16 text as UTF-8)",
+        )
 
 
 def parquet_file(path: Path):
@@ -105,7 +123,7 @@ def csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[in
 def file_columns(path: str | Path) -> list[str]:
     """The column names of a file: the header row, the first JSON object's keys, or ['text'] for .txt."""
     path = check_path(path)
-    suffix = path.suffix.lower()
+    suffix = compressed.kind(path)
     if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":
@@ -200,7 +218,7 @@ def read_file(
     label column then holds free text, e.g. text-to-text targets, kept as written but stripped).
     ``empty_labels`` (multi-label): an empty label is kept as ``""``, a row none of the labels apply to."""
     path = check_path(path)
-    suffix = path.suffix.lower()
+    suffix = compressed.kind(path)
     if suffix not in TABLE_EXTENSIONS:
         raise WarmstartError(
             f"{path} is not a text or table file", f"use one of {', '.join(TABLE_EXTENSIONS)}"
@@ -262,7 +280,7 @@ def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterato
 
 def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     lines = Lines(path)
-    rows = csv_rows(iter(lines), path.suffix.lower(), path)
+    rows = csv_rows(iter(lines), compressed.kind(path), path)
     _, header = next(rows, (0, []))
     for number, values in rows:
         if not values:

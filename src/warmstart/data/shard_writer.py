@@ -31,6 +31,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from warmstart.atomic import check_writable
+from warmstart.data.dedupe import Dedupe
 from warmstart.data.shards import FORMAT, FORMAT_VERSION, token_dtype
 from warmstart.errors import Stopped, WarmstartError
 from warmstart.outputs import mark, refuse_foreign
@@ -39,13 +40,13 @@ from warmstart.tokenization.tokenizer import Tokenizer
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
-def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
+def batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
     it = iter(texts)
     while batch := list(itertools.islice(it, size)):
         yield batch
 
 
-def _prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[str]]:
+def prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[str]]:
     """Read the next batches in a thread while the tokenizer (Rust, GIL released) encodes this one."""
     q: queue.Queue = queue.Queue(maxsize=depth)
     done = object()
@@ -77,7 +78,7 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[s
                 thread.join(0.01)
 
 
-class _SplitWriter:
+class SplitWriter:
     """Appends documents of one split to shard files of at most ``shard_tokens`` tokens each."""
 
     def __init__(self, directory: Path, split: str, dtype: np.dtype, shard_tokens: int):
@@ -102,18 +103,22 @@ class _SplitWriter:
 
     def write_docs(self, docs: list[list[int]], sep: int) -> None:
         lengths = np.fromiter((len(d) + 1 for d in docs), dtype=np.int64, count=len(docs))
+        flat: list[int] = []
+        for d in docs:
+            flat.extend(d)
+            flat.append(sep)
+        self.write_tokens(np.asarray(flat, dtype=self.dtype), lengths)
+
+    def write_tokens(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        """Append documents given as one array of their tokens (each ending in the separator) and their
+        lengths (``lengths.sum() == len(tokens)``)."""
         if not len(lengths):
             return
         starts = np.empty_like(lengths)
         starts[0] = 0
         np.cumsum(lengths[:-1], out=starts[1:])
         self._docs.write((starts + self.num_tokens).tobytes())
-        flat: list[int] = []
-        for d in docs:
-            flat.extend(d)
-            flat.append(sep)
-        tokens = np.asarray(flat, dtype=self.dtype)
-        self.num_docs += len(docs)
+        self.num_docs += len(lengths)
         pos = 0
         while pos < len(tokens):
             if self._fh is None or self._in_shard >= self.shard_tokens:
@@ -132,7 +137,9 @@ class _SplitWriter:
         self._docs.close()
 
 
-def _check(texts_by_split: dict, out_dir: Path, overwrite: bool, batch_size: int, shard_tokens: int) -> None:
+def check_out(
+    texts_by_split: dict, out_dir: Path, overwrite: bool, batch_size: int, shard_tokens: int
+) -> None:
     """Refuse, before any work: no splits, a bad split name, an existing ``out_dir`` without ``overwrite``,
     or one warmstart did not make with it."""
     if not texts_by_split:
@@ -162,18 +169,30 @@ def prepare_shards(
     total_bytes: int | None = None,
     source: dict | None = None,
     show_progress: bool = True,
+    dedupe: bool = False,
+    among_processes: bool = False,
 ) -> dict:
     """Tokenize each split into memory-mapped shards under ``out_dir``; return the meta dict.
 
     Streams texts in batches (memory stays flat), skips blank documents and appends ``tokenizer.doc_sep_id``
     after every document. Writes into a temp dir next to ``out_dir`` and renames it into place only when
     complete. ``total_bytes`` (UTF-8 size of all input, if known) gives the progress bar a total.
+    ``dedupe``: exact duplicate documents are dropped (data/dedupe.py; meta's ``dedupe`` says how many).
+    ``among_processes``: started by torchrun (WORLD_SIZE > 1), the processes share the tokenizing and
+    write one shard set, the same as one process writes (data/prepare_ranks.py).
     """
     out_dir = Path(out_dir)
-    _check(texts_by_split, out_dir, overwrite, batch_size, shard_tokens)
+    texts_by_split, dropped = _deduped(texts_by_split, dedupe)
+    if among_processes:
+        from warmstart.data import prepare_ranks
+
+        if prepare_ranks.world()[1] > 1:
+            kwargs = {"overwrite": overwrite, "batch_size": batch_size, "shard_tokens": shard_tokens}
+            return prepare_ranks.prepare(texts_by_split, tokenizer, out_dir, source, dropped, **kwargs)
+    check_out(texts_by_split, out_dir, overwrite, batch_size, shard_tokens)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "tmp"), dir=out_dir.parent))
-    signals = _StopOnSignal(out_dir).install()
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(out_dir, "tmp"), dir=out_dir.parent))
+    signals = StopOnSignal(out_dir).install()
     try:
         splits: dict[str, dict] = {}
         bar = tqdm(
@@ -193,27 +212,8 @@ def prepare_shards(
                     tmp, split, texts, tokenizer, bar, batch_size, shard_tokens
                 )
                 input_bytes += nbytes
-        seconds = time.perf_counter() - started
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "dtype": token_dtype(tokenizer.vocab_size).name,
-            "vocab_size": tokenizer.vocab_size,
-            "tokenizer_fingerprint": tokenizer.fingerprint(),
-            "tokenizer_kind": tokenizer.algorithm,
-            "doc_sep_id": int(tokenizer.doc_sep_id),
-            "splits": splits,
-            "source": source or {},
-            "input_bytes": input_bytes,
-            "seconds": round(seconds, 3),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        tokenizer.save(tmp / "tokenizer")
-        mark(tmp, "shards")
-        (tmp / "meta.json").write_text(
-            json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        _swap_into_place(tmp, out_dir, overwrite)
+        input_bytes += dropped.dropped_bytes if dropped else 0
+        meta = finish(tmp, out_dir, overwrite, tokenizer, splits, source, input_bytes, started, dropped)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -222,13 +222,48 @@ def prepare_shards(
     return meta
 
 
+def _deduped(texts_by_split: dict, dedupe: bool):
+    """(the splits' texts, the Dedupe that filters them or None)."""
+    if not dedupe:
+        return texts_by_split, None
+    dropped = Dedupe()
+    return {split: dropped.texts(split, texts) for split, texts in texts_by_split.items()}, dropped
+
+
+def finish(tmp, out_dir, overwrite, tokenizer, splits, source, input_bytes, started, dropped) -> dict:
+    """Write meta.json, the tokenizer and the marker into ``tmp`` (shards written) and move it into place."""
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "dtype": token_dtype(tokenizer.vocab_size).name,
+        "vocab_size": tokenizer.vocab_size,
+        "tokenizer_fingerprint": tokenizer.fingerprint(),
+        "tokenizer_kind": tokenizer.algorithm,
+        "doc_sep_id": int(tokenizer.doc_sep_id),
+        "splits": splits,
+        "source": source or {},
+        "input_bytes": input_bytes,
+        "seconds": round(time.perf_counter() - started, 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if dropped is not None:
+        meta["dedupe"] = dropped.summary()
+        for split, entry in splits.items():
+            entry["duplicates_dropped"] = dropped.dropped.get(split, 0)
+    tokenizer.save(tmp / "tokenizer")
+    mark(tmp, "shards")
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _swap_into_place(tmp, out_dir, overwrite)
+    return meta
+
+
 def _tokenize_split(tmp: Path, split: str, texts, tokenizer, bar, batch_size: int, shard_tokens: int):
     """Write one split's shards under ``tmp``: (its meta entry, the UTF-8 bytes read)."""
     bar.set_description(f"tokenizing {split}")
-    writer = _SplitWriter(tmp, split, token_dtype(tokenizer.vocab_size), int(shard_tokens))
+    writer = SplitWriter(tmp, split, token_dtype(tokenizer.vocab_size), int(shard_tokens))
     sep, input_bytes = int(tokenizer.doc_sep_id), 0
     try:
-        for batch in _prefetched(_batches(texts, batch_size)):
+        for batch in prefetched(batches(texts, batch_size)):
             nbytes = sum(len(t.encode("utf-8")) for t in batch if t)
             docs = [t for t in batch if t and not t.isspace()]
             if docs:
@@ -238,19 +273,23 @@ def _tokenize_split(tmp: Path, split: str, texts, tokenizer, bar, batch_size: in
             bar.set_postfix_str(f"docs={writer.num_docs:,} tokens={writer.num_tokens:,}", refresh=False)
     finally:
         writer.close()
+    return split_entry(writer), input_bytes
+
+
+def split_entry(writer: SplitWriter) -> dict:
+    """A written split's meta entry; a split without tokens is an error."""
     if writer.num_tokens == 0:
         raise WarmstartError(
-            f"the '{split}' split has no text (0 tokens after skipping blank documents)",
+            f"the '{writer.split}' split has no text (0 tokens after skipping blank documents)",
             "check the corpus and its split settings, or leave that split out (a file of a labeled set's "
             "training texts holds no text that hashes to the held-out splits: pass --split-seed 1)",
         )
-    entry = {
+    return {
         "num_tokens": writer.num_tokens,
         "num_docs": writer.num_docs,
-        "docs_file": f"{split}.docs.bin",
+        "docs_file": f"{writer.split}.docs.bin",
         "shards": writer.shards,
     }
-    return entry, input_bytes
 
 
 def _swap_into_place(tmp: Path, out_dir: Path, overwrite: bool) -> None:
@@ -261,7 +300,7 @@ def _swap_into_place(tmp: Path, out_dir: Path, overwrite: bool) -> None:
         raise WarmstartError(
             f"{out_dir} already exists", "pass --overwrite to replace it or choose another --out"
         )
-    trash = Path(tempfile.mkdtemp(prefix=_prefix(out_dir, "old"), dir=out_dir.parent))
+    trash = Path(tempfile.mkdtemp(prefix=temp_prefix(out_dir, "old"), dir=out_dir.parent))
     old = trash / "old"
     os.replace(out_dir, old)
     try:
@@ -277,7 +316,7 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
 
 
-def _prefix(out_dir: Path, purpose: str) -> str:
+def temp_prefix(out_dir: Path, purpose: str) -> str:
     """``.<out>.<purpose>-<pid>@<host>-``: tells a later prepare whose temporary directory it is."""
     return f".{out_dir.name}.{purpose}-{os.getpid()}@{_host()}-"
 
@@ -318,7 +357,7 @@ def remove_stale(out_dir: str | os.PathLike) -> list[Path]:
     return removed
 
 
-class _StopOnSignal:
+class StopOnSignal:
     """While shards are written, SIGTERM and SIGHUP raise ``Stopped`` (so the temporary directory is removed
     and the CLI exits 128 + the signal number) instead of killing the process on the spot. Only signals left
     at their default action are caught (``nohup``'s ignored SIGHUP stays ignored), from the main thread."""
@@ -327,7 +366,7 @@ class _StopOnSignal:
         self.out_dir = out_dir
         self._previous: dict = {}
 
-    def install(self) -> _StopOnSignal:
+    def install(self) -> StopOnSignal:
         if threading.current_thread() is not threading.main_thread():
             return self
         for name in ("SIGTERM", "SIGHUP"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from warmstart.data import readers, splits
+from warmstart.data import compressed, readers, splits
 from warmstart.data.dataset import DataOptions, Dataset
 from warmstart.errors import WarmstartError
 
@@ -22,12 +22,13 @@ STEMS = {"train": ("train",), "validation": ("validation", "dev"), "test": ("tes
 
 
 def folder_files(folder: Path) -> dict[str, Path]:
-    """{split: file} of a folder holding train.*, validation.* or dev.*, test.* (supported extensions)."""
+    """{split: file} of a folder holding train.*, validation.* or dev.*, test.* (supported extensions, the
+    text kinds also as .gz or .zst: train.jsonl.gz)."""
     found: dict[str, list[Path]] = {split: [] for split in STEMS}
     for path in sorted(folder.iterdir()):
-        if path.is_file() and path.suffix.lower() in readers.SUPPORTED_EXTENSIONS:
+        if path.is_file() and compressed.kind(path) in readers.SUPPORTED_EXTENSIONS:
             for split, stems in STEMS.items():
-                if path.stem.lower() in stems:
+                if compressed.stem(path).lower() in stems:
                     found[split].append(path)
     for split, paths in found.items():
         if len(paths) > 1:

@@ -5,6 +5,7 @@
     labeled, yes/no     (labels yes/no, true/false, booleans)  -> "yes" / "no"
     qa (extractive)     question \\n context                    -> the first answer ("no answer" if none)
     choice              context \\n (A) c1 (B) c2 ...           -> the right choice's text
+    choice + passage    question \\\\n (A) c1 ... \\\\n passage    -> the right choice's text (UnifiedQA)
     seq2seq             text                                  -> target (as it is)
 
 The label word is the label itself unless ``label_words`` maps it (``"fresh: positive, rotten: negative"``,
@@ -13,6 +14,13 @@ The label word is the label itself unless ``label_words`` maps it (``"fresh: pos
 a space either side (``SEPARATOR``), so words stay apart even where a tokenizer drops the newline. QA pairs
 also keep ``"answers"``: every accepted output (each gold answer text, or "no answer"), for exact match
 and F1.
+
+Multiple choice with a passage (MCTest, RACE) is written as UnifiedQA writes it (``encode_datasets.py``,
+``f"{question} \\\\n {candidates} \\\\n {paragraph}"``): question first, the choices as ``(A) ... (B) ...``,
+the passage last, parted by ``UNIFIEDQA_SEPARATOR``, the two characters backslash and n with a space either
+side (UnifiedQA's README: "this separator isn't the newline character"), so that a released UnifiedQA model
+reads its own format. Case is kept: UnifiedQA lowercases input and output later, in its training
+preprocessor, and scores answers case-blind, as exact match does here.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from warmstart.errors import WarmstartError
 
 SEPARATOR = " \n "
+UNIFIEDQA_SEPARATOR = " \\n "  # backslash, n: UnifiedQA's separator of question, choices and passage
 NO_ANSWER = "no answer"
 KINDS = ("labeled", "qa", "choice", "seq2seq")
 _YES, _NO = frozenset({"yes", "true"}), frozenset({"no", "false"})
@@ -98,8 +107,19 @@ def _choice(record: dict, where: str) -> dict:
             f"{where} has an example whose label {label!r} is not the index of one of its choices",
             "labels of choice data are 0-based indices",
         )
-    options = " ".join(f"({string.ascii_uppercase[i]}) {c}" for i, c in enumerate(choices))
-    return {"text": f"{record['text']}{SEPARATOR}{options}", "target": choices[int(label)]}
+    return {"text": choice_input(record), "target": choices[int(label)]}
+
+
+def choice_input(record: dict) -> str:
+    """The input text of a choice record: ``context \\n (A) c1 (B) c2``, or with a passage UnifiedQA's
+    ``question \\\\n (A) c1 (B) c2 \\\\n passage``."""
+    options = " ".join(
+        f"({string.ascii_uppercase[i]}) {c}" for i, c in enumerate(map(str, record["choices"]))
+    )
+    if record.get("passage") is not None:
+        cut = UNIFIEDQA_SEPARATOR
+        return f"{record['text']}{cut}{options}{cut}{record['passage']}"
+    return f"{record['text']}{SEPARATOR}{options}"
 
 
 def to_text(

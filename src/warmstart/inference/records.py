@@ -2,7 +2,8 @@
 
 An input is a JSON object in the task's record shape, or plain text where the task allows it
 (classification: the text; tagging: whitespace-separated words). Extractive QA needs ``{"question",
-"context"}`` and multiple choice ``{"context", "choices"}`` objects.
+"context"}`` and multiple choice ``{"context", "choices"}`` objects, or ``{"question", "passage",
+"choices"}``; a text-to-text model takes these too, and answers with the likeliest choice.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import json
 
 from warmstart.data import readers
+from warmstart.data.choice import CHOICE_KEYS, choice_record
+from warmstart.data.to_text import choice_input
 from warmstart.errors import WarmstartError
 
-TEXT_KEYS = ("text", "text_pair", "question", "context")
-LIST_KEYS = ("tokens", "choices")
+TEXT_KEYS = ("text", "text_pair", "question", "context", "passage", "article")
+LIST_KEYS = ("tokens", "choices", "options")
 
 
 def parse_record(line: str, number: int, kind: str, where: str | None = None) -> dict:
@@ -50,10 +53,15 @@ def check_record(obj: dict, number: int, kind: str, where: str | None = None) ->
         if "question" not in obj or "context" not in obj:
             raise WarmstartError(f"{at} lacks question or context", "give both keys")
         obj = {"id": str(number), "answers": [], **obj, "text": obj["context"]}
-    elif kind == "choice":
-        if "choices" not in obj:
+    elif kind == "choice" or (kind == "seq2seq" and any(k in obj for k in CHOICE_KEYS)):
+        if not any(k in obj for k in CHOICE_KEYS):
             raise WarmstartError(f"{at} has no choices", 'add "choices": [...]')
-        obj = {**obj, "text": obj.get("context", obj.get("text", "")), "label": 0}
+        unlabeled = {k: v for k, v in obj.items() if k not in ("label", "answer")}
+        record = choice_record(unlabeled, at, need_label=False)
+        if kind == "seq2seq":  # text-to-text: the input as to_text writes it, the choices to score
+            obj = {**obj, "text": choice_input(record), "choices": record["choices"]}
+        else:
+            obj = {**obj, **record, "label": 0}
     if not str(obj.get("text", "")).strip():
         raise WarmstartError(f"{at} has no text", "remove empty lines or fill them in")
     return obj

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from warmstart.errors import WarmstartError
 from warmstart.inference.load import SavedModel
-from warmstart.registry import TASKS
+from warmstart.registry import TASKS, generates
 from warmstart.serve.fill_mask import FillMaskModel
 from warmstart.serve.finetuned import FinetunedModel
 from warmstart.serve.generator import GeneratorModel
@@ -25,6 +25,12 @@ def open_model(run: str):
     saved = SavedModel(run)
     if saved.card.finetuned:
         name = saved.card.task_name
+        if name == "multitask" and not generates(saved.card.arch):  # one head per task: no one input to serve
+            raise WarmstartError(
+                "warmstart serve does not serve a multitask encoder (one head per task)",
+                "finetune its shared encoder on one task (warmstart finetune --init RUN --dataset NAME) "
+                "and serve that run",
+            )
         if name not in LOADERS:
             raise WarmstartError(
                 f"warmstart serve does not serve {name} models",

@@ -17,6 +17,7 @@ import fcntl
 import os
 import socket
 import threading
+import warnings
 from pathlib import Path
 
 from warmstart.errors import WarmstartError
@@ -30,15 +31,21 @@ LOCK_FILE = ".search.lock"
 def open_study(spec: SearchSpec, out: Path, direction: str = "maximize"):
     """The search's Optuna study, created on first use (``load_if_exists``)."""
     import optuna
-    from optuna.storages import RDBStorage, RetryFailedTrialCallback
+    from optuna import storages
+    from optuna.storages import RDBStorage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # warmstart drives the heartbeat itself (``beating``): Optuna's notes on that are not the user's business
+    warnings.filterwarnings(
+        "ignore", category=optuna.exceptions.ExperimentalWarning, module="optuna|warmstart"
+    )
+    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed")
     try:
         storage = RDBStorage(
             spec.storage_url(out),
             heartbeat_interval=HEARTBEAT,
             grace_period=GRACE,
-            failed_trial_callback=RetryFailedTrialCallback(max_retry=2),
+            **_retry_callback(storages),
             engine_kwargs={"connect_args": {"timeout": 60}}
             if spec.storage_url(out).startswith("sqlite")
             else None,
@@ -97,6 +104,13 @@ def asking(spec: SearchSpec, out: Path):
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _retry_callback(storages) -> dict:
+    """Optuna's retry of a trial whose heartbeat stopped, under its name since 4.9 (before: the older one)."""
+    if hasattr(storages, "RetryHeartbeatStaleTrialCallback"):
+        return {"heartbeat_stale_trial_callback": storages.RetryHeartbeatStaleTrialCallback(max_retry=2)}
+    return {"failed_trial_callback": storages.RetryFailedTrialCallback(max_retry=2)}
 
 
 def fail_dead(study) -> list[int]:

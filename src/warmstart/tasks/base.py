@@ -30,10 +30,12 @@ import torch
 
 from warmstart.config import opt
 from warmstart.data.catalog import shown
+from warmstart.data.counterfactual import augmented
 from warmstart.data.options import SPLITS, limited, open_finetune_data, split_files
 from warmstart.data.order import EpochOrder
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
+from warmstart.tasks.choice_scoring import choice_scoring
 from warmstart.tasks.readers import TokenIds, bind_heads
 
 
@@ -77,8 +79,14 @@ class TaskConfig:
     separator: str = opt("\n", "text_to_text with a decoder: text between the input and the completion")
     max_target_length: int = opt(32, "text_to_text: longest output in tokens (training and generation)")
     num_beams: int = opt(1, "text_to_text evaluation: 1 = greedy decoding, more = beam search")
+    choice_scoring: str = opt(
+        "likelihood",
+        "text_to_text on choice data: likelihood (the choice whose text as the output has the highest summed "
+        "log-probability), mean (that sum per token) or generate (write an output, then exact match)",
+    )
 
     def __post_init__(self):
+        choice_scoring(self)  # a bad mode is one line before any work
         if self.unseen_tags not in ("refuse", "fallback"):
             raise WarmstartError(
                 f"task.unseen_tags must be refuse or fallback, got {self.unseen_tags!r}",
@@ -155,9 +163,21 @@ class Task:
         return TrainBatches(features, batch_size, seed)
 
 
+def task_splits(task: Task, cfg) -> tuple[dict[str, list[dict]], str]:
+    """``task.read_splits(cfg)``, refusing data.counterfactual for a task that reads its datasets its own
+    way (multitask), where it would not apply."""
+    if cfg.data.counterfactual and type(task).read_splits is not Task.read_splits:
+        raise WarmstartError(
+            f"data.counterfactual does not apply to task {task.name}, which reads its datasets its own way",
+            "drop data.counterfactual=true, or finetune on one dataset with another task",
+        )
+    return task.read_splits(cfg)
+
+
 def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     """The splits of the dataset of ``d`` (a FinetuneDataConfig: a dataset, own split files or both),
-    limited and subset as it says; errors name the data as the user gave it (a file, data['train'])."""
+    limited and subset as it says, the training split counterfactually augmented if it says
+    (data.counterfactual); errors name the data as the user gave it (a file, data['train'])."""
     data = open_finetune_data(d, task.kind, task.empty_labels)
     name = data.name if split_files(d) else shown(d.dataset)  # the file, folder or name as given
     if not task.accepts(data.kind):
@@ -177,6 +197,8 @@ def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
             raise WarmstartError(
                 f"the {split} split of {name} is empty", "use more data or other split fractions"
             )
+    if d.counterfactual:  # the training examples only: validation and test stay as they are
+        records["train"] = augmented(records["train"], data.kind)
     return {s: task.prepare(rows, data.kind, f"{data.name} ({s})") for s, rows in records.items()}, data.name
 
 

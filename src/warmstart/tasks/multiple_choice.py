@@ -1,6 +1,7 @@
 """Multiple choice (SWAG style): one score per (context, choice) pair, softmax over the choices.
 
-Each choice is encoded as ``[CLS] context [SEP] choice [SEP]``; a Linear(hidden, 1) on its [CLS] state (or, as
+Each choice is encoded as ``[CLS] context [SEP] choice [SEP]`` (with a passage, ``[CLS] passage [SEP]
+question choice [SEP]``, as BERT's RACE baselines); a Linear(hidden, 1) on its [CLS] state (or, as
 ``task.pooling`` says, the mean state or BERT's pooled output tanh(dense([CLS])), which transformers'
 *ForMultipleChoice reads: such runs export to it) gives its score, and cross-entropy over the example's scores
 trains it. Examples may have different numbers of
@@ -104,8 +105,9 @@ class MultipleChoiceTask(Task):
                     f"{where}: example {n + 1} has label {label!r} but {len(options)} choices",
                     "the label is the 0-based index of the right choice",
                 )
-            contexts += [r["text"]] * len(options)
-            choices += options
+            passage = r.get("passage")  # RACE/MCTest: [CLS] passage [SEP] question choice [SEP]
+            contexts += [r["text"] if passage is None else passage] * len(options)
+            choices += options if passage is None else [f"{r['text']} {o}" for o in options]
             counts.append(len(options))
             answers.append(int(label))
         ids, types = tokenizer.encode_pairs(contexts, choices, self.cfg.max_length)

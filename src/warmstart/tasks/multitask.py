@@ -25,6 +25,9 @@ Evaluation generates for every row of the supervised members and scores each on 
 ``accuracy`` (exact match of the label word or choice, 0..1) for labeled and choice data, ``exact_match`` and
 ``f1`` (SQuAD, 0..100) for QA, ``rouge1/2/L`` and ``bleu`` for seq2seq, and ``TASK/loss``. ``average``, the
 mean of each task's main metric (accuracy x 100, F1, ROUGE-L), selects the best model.
+
+From an encoder run (a family that does not write text: bert, xlnet, elmo) the same ``--task multitask``
+trains one shared encoder with one head per task instead (``multitask_heads``, MT-DNN); ``bind`` dispatches.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from warmstart.errors import WarmstartError
 from warmstart.objectives.lm_loss import head_loss, token_loss, with_perplexity
 from warmstart.tasks.base import TrainBatches
 from warmstart.tasks.corpus_member import CORPUS, CorpusMixedBatches, corpus_objective, corpus_windows
+from warmstart.tasks.multitask_heads import HeadsMultitask
 from warmstart.tasks.text_metrics import output_scores, text_stats, with_bleu
 from warmstart.tasks.text_to_text import SCORING, TextPairs, TextToTextTask, TextToTextUnit, text_records
 
@@ -56,17 +60,23 @@ class MultitaskConfig:
         "multitask: DATASET=PREFIX per task (name, file or hf:NAME), e.g. news-headlines=headline,"
         "rotten-tomatoes=sentiment; inputs read 'PREFIX: text' (write the prefix without its colon; "
         "default: the dataset's name; DATASET= for no prefix); a corpus (e.g. wiki-leads) is trained with "
-        "the family's self-supervised objective, without a prefix",
+        "the family's self-supervised objective, without a prefix. From an encoder run (bert, roberta, "
+        "electra, xlnet, elmo): DATASET per task, no prefix, one shared encoder and one head per task "
+        "by the dataset's kind (labeled -> classification, tagging -> tagging, qa -> extractive_qa, "
+        "choice -> multiple_choice), e.g. rotten-tomatoes,brown-pos,wiki-qa",
     )
     mixing: str = opt(
-        "proportional", "multitask: task rates proportional (to size), temperature (size^(1/T)) or equal"
+        "proportional",
+        "multitask: task rates proportional (to size), temperature (size^(1/T)) or equal (an encoder's "
+        "multitask draws one task per micro-batch at these rates)",
     )
     temperature: float = opt(2.0, "multitask, temperature mixing: rates proportional to size^(1/T) (T5: 2)")
     cap: int | None = opt(
         None, "multitask: count at most N examples per task in proportional/temperature rates (T5's K)"
     )
     label_words: list[str] = opt(
-        [], "multitask: LABEL=WORD items, the word written for a class label (e.g. fresh=positive)"
+        [],
+        "multitask, text-to-text: LABEL=WORD items, the word written for a class label (e.g. fresh=positive)",
     )
     eval_limit: int | None = opt(None, "multitask: only the first N validation and test examples per task")
 
@@ -227,7 +237,7 @@ class MultitaskUnit(TextToTextUnit):
             return self.member_losses(hidden, labels, tags)
         logits = self.model.lm_logits(hidden)
         loss, stats = token_loss(logits, labels)
-        generated = self.generate(batch["sources"])
+        generated, _ = self.outputs(batch)  # choice rows: the likeliest choice (task.choice_scoring)
         for name in dict.fromkeys(tags):
             rows = [k for k, t in enumerate(tags) if t == name]
             picked = torch.tensor(rows, device=logits.device)
@@ -308,9 +318,32 @@ class MultitaskTask(TextToTextTask):
         super().__init__(cfg)
         self.mixture: dict[str, float] = {}
         self.corrupt = None  # with a corpus member: its objective's (window, generator) -> (input, output)
+        self.heads: HeadsMultitask | None = None  # an encoder's run: one head per task (multitask_heads.py)
+
+    def bind(self, tokenizer, config_json: dict, family) -> None:
+        """A family that writes text learns the tasks as text; an encoder gets one head per task."""
+        if family is not None and not family.model.generates:
+            self.heads = HeadsMultitask(self.cfg)
+            self.heads.bind(tokenizer, config_json, family)
+            self.hf_architecture, self.kind = self.heads.hf_architecture, self.heads.kind
+            return
+        super().bind(tokenizer, config_json, family)
+
+    def labels(self, records: list[dict]) -> list[str]:
+        return self.heads.labels(records) if self.heads else super().labels(records)
+
+    def accepts(self, kind: str) -> bool:
+        return self.heads.accepts(kind) if self.heads else super().accepts(kind)
+
+    def prepare(self, records: list[dict], kind: str, where: str) -> list[dict]:
+        return (
+            self.heads.prepare(records, kind, where) if self.heads else super().prepare(records, kind, where)
+        )
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggedPairs:
         """Text pairs first, then the corpus windows (raw: corrupted when drawn into a batch)."""
+        if self.heads:
+            return self.heads.encode(records, tokenizer, labels, where)
         texts = [r for r in records if "ids" not in r]
         windows = [r for r in records if "ids" in r]
         pairs = super().encode(texts, tokenizer, labels, where)
@@ -324,13 +357,17 @@ class MultitaskTask(TextToTextTask):
         return TaggedPairs(pairs, [r.get("task") for r in texts + windows], corrupt=self.corrupt)
 
     def build(self, model: torch.nn.Module, labels: list[str]) -> MultitaskUnit:
-        return MultitaskUnit(model, self)
+        return self.heads.build(model, labels) if self.heads else MultitaskUnit(model, self)
 
     def read_splits(self, cfg) -> tuple[dict[str, list[dict]], str]:
+        if self.heads:
+            return self.heads.read_splits(cfg, parse_tasks(cfg.multitask.tasks))
         return read_multitask(cfg, self)
 
     def train_batches(self, features, batch_size: int, seed: int):
         """The training source: mixed by ``self.mixture`` (set by ``read_multitask``)."""
+        if self.heads:
+            return self.heads.train_batches(features, batch_size, seed)
         if not self.mixture:
             return TrainBatches(features, batch_size, seed)
         mixed = CorpusMixedBatches if self.corrupt is not None else MixedBatches

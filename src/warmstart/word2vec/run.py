@@ -30,6 +30,11 @@ class Word2VecRunConfig:
     corpus: list[str] = opt(["wiki-leads", "news"], "corpus names (see `warmstart data list`) or text files")
     split_seed: int = opt(0, "seed of the train/validation/test split of corpora without official splits")
     restrict: int = opt(30000, "analogies are searched among the N most frequent words (0 = all)")
+    counterfactual: bool = opt(
+        False,
+        "counterfactual data augmentation: train on each document and its copy with the gendered words "
+        "swapped (he<->she, man<->woman, ...; data/counterfactual.py)",
+    )
     word2vec: Word2VecConfig = dataclasses.field(default_factory=Word2VecConfig)
 
 
@@ -53,7 +58,7 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     fix = "pass --overwrite to replace it, or choose another --out"
     check_free(out, overwrite, fix)  # before training, so that a refusal costs nothing
     refuse_overlap(out, {f"corpus {c}": c for c in cfg.corpus})
-    docs = corpus_documents(cfg.corpus, "train", cfg.split_seed)
+    docs = corpus_documents(cfg.corpus, "train", cfg.split_seed, counterfactual=cfg.counterfactual)
     wv, stats = train(docs, cfg.word2vec)
     scores = evaluate_all(wv, cfg.restrict)
     run_dir = open_run_dir(out, overwrite=overwrite, fix=fix, what="word2vec")

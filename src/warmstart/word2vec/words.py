@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from warmstart.data.corpus import corpus_texts
+from warmstart.data.counterfactual import augmented_texts
 from warmstart.data.dataset import DataOptions
 
 WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
@@ -29,8 +30,12 @@ def documents(texts: Iterable[str]) -> Iterator[list[str]]:
             yield words
 
 
-def corpus_documents(names: list[str], split: str = "train", split_seed: int = 0) -> list[list[str]]:
-    """The word lists of one split of catalog corpora (names from `warmstart data list`, or text files)."""
+def corpus_documents(
+    names: list[str], split: str = "train", split_seed: int = 0, counterfactual: bool = False
+) -> list[list[str]]:
+    """The word lists of one split of catalog corpora (names from `warmstart data list`, or text files);
+    ``counterfactual``: each document followed by its gender-swapped copy (data/counterfactual.py)."""
 
     opts = DataOptions(text_column="text", txt_mode="line", split_seed=split_seed, label_column=None)
-    return list(documents(corpus_texts(names, opts, split)))
+    texts = corpus_texts(names, opts, split)
+    return list(documents(augmented_texts(texts) if counterfactual else texts))
