@@ -12,7 +12,7 @@ weights on the same windows of real text (the packaged wiki-leads, through a sma
 
 The causal and masked losses stay high (they must guess); the two-sided one collapses. Prints a table,
 writes OUT/two_sided_cheats.png (the loss curves) and OUT/two_sided_cheats.json. ``--size tiny`` trains
-each model 180 steps (a test runs it), ``small`` (the default) 400:
+each model 260 steps (a test runs it), ``small`` (the default) 400:
 
     .venv/bin/python examples/two_sided_cheats.py --out runs/two-sided
     .venv/bin/python examples/two_sided_cheats.py --size tiny --out /tmp/two-sided
@@ -36,7 +36,7 @@ from warmstart.tokenization.train import train_tokenizer
 
 SHAPE = dict(layers=1, hidden=64, heads=2, window=16, batch=16, vocab=300, lr=5e-3)
 SIZES = {  # the same model and windows; steps, and texts read (tokenizer, then as many for the windows)
-    "tiny": dict(SHAPE, steps=180, texts=400),
+    "tiny": dict(SHAPE, steps=260, texts=400),
     "small": dict(SHAPE, steps=400, texts=1000),
 }
 ARMS = ("two-sided, next token", "causal, next token", "masked (15%)")
@@ -129,7 +129,7 @@ def figure(curves: dict[str, list[float]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--size", choices=list(SIZES), default="small", help="tiny: 180 steps, small: 400")
+    p.add_argument("--size", choices=list(SIZES), default="small", help="tiny: 260 steps, small: 400")
     p.add_argument("--out", default="runs/two-sided-cheats", help="folder for the figure and the JSON")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)

@@ -27,7 +27,7 @@ def test_a_two_sided_next_token_model_cheats(tmp_path):
     assert two_sided < 0.35 * causal and two_sided < 1.5, final  # it copies the token it is shown
     assert causal > 3.0 and masked > 3.0, final  # the others must guess
     curves = result["curves"]
-    assert all(len(v) == 180 for v in curves.values())
+    assert all(len(v) == 260 for v in curves.values())
     assert curves["two-sided, next token"][0] > 5.0  # it started where the others did
     assert "| two-sided, next token |" in done.stdout
     assert (tmp_path / "two_sided_cheats.png").stat().st_size > 10_000

@@ -45,6 +45,12 @@ MODULES = [
 ]
 
 
+def _sigint_as_a_terminal_sends_it() -> None:
+    """In the child: SIGINT's default disposition (a shell's background job, nohup or CI may start the suite
+    with SIGINT ignored, which Python keeps: then no Ctrl+C reaches warmstart at all)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(command: list[str], delay: float | None = None, at: str | None = None, hook: Path | None = None):
     """(exit code, stderr) of ``command`` sent SIGINT ``delay`` seconds after it started, or by itself when
     it first imports the module ``at`` (through a sitecustomize in ``hook``)."""
@@ -52,7 +58,10 @@ def run(command: list[str], delay: float | None = None, at: str | None = None, h
     if at is not None and hook is not None:
         paths = [str(hook), env.get("PYTHONPATH", "")]
         env.update(INTERRUPT_AT=at, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        preexec_fn=_sigint_as_a_terminal_sends_it,
+    )  # fmt: skip
     if delay is not None:
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
@@ -97,7 +106,10 @@ def test_import_warmstart_from_python_leaves_ctrl_c_alone():
         "import warmstart.cli.main\n"
         "print(sorted(m for m in sys.modules if m in ('torch', 'numpy', 'yaml')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        preexec_fn=_sigint_as_a_terminal_sends_it,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # light: neither import pulls torch, numpy or yaml in
 
@@ -111,5 +123,8 @@ def test_a_worker_with_the_command_line_s_argv_keeps_the_default_handling():
         "import warmstart\n"
         "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        preexec_fn=_sigint_as_a_terminal_sends_it,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -233,6 +233,7 @@ def run_search(spec: SearchSpec, out: str | Path, overwrite: bool = False, repor
         if spec.workers == 1:
             work(spec, out, direction)
         else:
+            store.open_study(spec, out, direction)  # the tables and the study exist before the workers start
             run_cells(jobs, spec.workers, _work_in_process, lambda key, ran: None)
         settle(out)
     except BaseException:

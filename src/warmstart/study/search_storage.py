@@ -17,6 +17,7 @@ import fcntl
 import os
 import socket
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from warmstart.study.search_space import Space
 from warmstart.study.search_spec import SearchSpec
 
 HEARTBEAT, GRACE = 30, 120  # seconds
+STARTS = 5  # tries to open a storage whose tables another process is creating
 LOCK_FILE = ".search.lock"
 
 
@@ -40,21 +42,25 @@ def open_study(spec: SearchSpec, out: Path, direction: str = "maximize"):
         "ignore", category=optuna.exceptions.ExperimentalWarning, module="optuna|warmstart"
     )
     warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed")
-    try:
-        storage = RDBStorage(
-            spec.storage_url(out),
-            heartbeat_interval=HEARTBEAT,
-            grace_period=GRACE,
-            **_retry_callback(storages),
-            engine_kwargs={"connect_args": {"timeout": 60}}
-            if spec.storage_url(out).startswith("sqlite")
-            else None,
-        )
-    except Exception as exc:  # SQLAlchemy's errors: a bad URL, a driver that is not installed
-        raise WarmstartError(
-            f"cannot open the study storage {spec.storage_url(out)} ({type(exc).__name__})",
-            "pass an SQLAlchemy URL, e.g. sqlite:///search.db or postgresql://...",
-        ) from None
+    url = spec.storage_url(out)
+    for attempt in range(STARTS):  # processes starting together on a new database race to create its tables
+        try:
+            storage = RDBStorage(
+                url,
+                heartbeat_interval=HEARTBEAT,
+                grace_period=GRACE,
+                **_retry_callback(storages),
+                engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None,
+            )
+            break
+        except Exception as exc:  # SQLAlchemy's errors: a bad URL, a driver that is not installed
+            if type(exc).__name__ == "IntegrityError" and attempt + 1 < STARTS:
+                time.sleep(0.5 * (attempt + 1))  # another process created the tables first: use them
+                continue
+            raise WarmstartError(
+                f"cannot open the study storage {url} ({type(exc).__name__})",
+                "pass an SQLAlchemy URL, e.g. sqlite:///search.db or postgresql://...",
+            ) from None
     sampler = (
         optuna.samplers.RandomSampler(seed=spec.sampler_seed)  # grid points come enqueued (next_point)
         if _space_is_grid(spec)
