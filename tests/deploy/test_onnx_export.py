@@ -83,9 +83,16 @@ def _gap(a, b) -> float:
     return 0.0
 
 
+def _attention_nodes(graph) -> int:
+    import onnx
+
+    return sum(n.op_type == "Attention" and n.domain == "com.microsoft" for n in onnx.load(graph).graph.node)
+
+
+@pytest.mark.parametrize("optimize", [False, True], ids=["plain", "optimized"])
 @pytest.mark.parametrize("name", ["single", "pairs", "multi", "regression", "tagging", "qa", "choice"])
-def test_every_head_exports_to_onnx_and_predicts_as_pytorch(name, runs, data, tmp_path):
-    out, measured = export_onnx(runs[name], tmp_path / "onnx")
+def test_every_head_exports_to_onnx_and_predicts_as_pytorch(name, optimize, runs, data, tmp_path):
+    out, measured = export_onnx(runs[name], tmp_path / "onnx", optimize=optimize)
     assert measured["max_abs_difference"] < TOL
     config = json.loads((out / "config.json").read_text())
     assert (
@@ -93,6 +100,10 @@ def test_every_head_exports_to_onnx_and_predicts_as_pytorch(name, runs, data, tm
         and (out / "tokenizer.json").is_file()
         and (out / ".warmstart").is_file()
     )
+    # --optimize: every attention layer of the tiny BERT is onnxruntime's one fused node; plain: none is
+    layers = json.loads((runs[name] / "best" / "config.json").read_text())["num_hidden_layers"]
+    fused = config["onnx"]["fused_attention_layers"]
+    assert fused == _attention_nodes(out / "model.onnx") == (layers if optimize else 0)
     inputs = data["runs"][name][2]
     mine, theirs = _predictions(out, inputs), _predictions(runs[name], inputs)
     assert _gap(mine, theirs) < TOL

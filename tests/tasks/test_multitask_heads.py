@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from tests.helpers.cli import assert_one_line_error
+from tests.helpers.multitask import FAST, flags
 from tests.helpers.runs import Interrupt, stop_at
 from warmstart.checkpoints.load import load_finetuned, read_pretrained
 from warmstart.cli.main import main
@@ -80,20 +81,7 @@ def test_names_and_problems():
 
 # ---------------------------------------------------------------- a tiny BERT on three kinds of task
 
-TASKS = "multitask.tasks=rotten-tomatoes,brown-pos-universal,wiki-qa"
-FAST = ["train.progress=false", "task.max_length=48", "task.doc_stride=16", "train.batch_size=8"]
-FAST += ["data.train_limit=32", "multitask.eval_limit=8", "train.lr=1e-3", "breakdown=false"]
-
-
-def flags(init, out, steps=12):
-    return {"init": str(init), "out": str(out), "task": {"name": "multitask"}, "train": {"steps": steps}}
-
-
-@pytest.fixture(scope="module")
-def mt_run(tiny_pretrained, tmp_path_factory):
-    out = tmp_path_factory.mktemp("mt") / "run"
-    finetune(None, flags(tiny_pretrained, out), FAST + [TASKS, "train.eval_every=6", "train.save_every=6"])
-    return out
+# the run itself: tests/tasks/conftest.py's mt_run (tests/helpers/multitask.py)
 
 
 def test_each_task_is_scored_with_its_own_metric(mt_run):
@@ -147,18 +135,19 @@ def test_the_shared_encoder_is_a_later_finetunes_init(mt_run, rt_small, tmp_path
 def test_one_input_at_a_time_is_refused_in_one_line(mt_run, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("a fine film\n")
+    one_of = "pass --head NAME (one of: rotten-tomatoes, brown-pos-universal, wiki-qa)"
     for argv in (
         ["evaluate", str(mt_run), "--data", "rotten-tomatoes"],
         ["predict", str(mt_run), "--input", str(src)],
     ):
-        assert_one_line_error(main(argv), capsys.readouterr().err, "one head per task", "--init RUN")
-    for to in ("hf", "onnx"):  # export and serve say the same next step, not one that refuses too
+        assert_one_line_error(main(argv), capsys.readouterr().err, "one head per task", one_of)
+    for to in ("hf", "onnx"):  # export and serve say the same next step
         argv = ["export", str(mt_run), "--to", to, "--out", str(tmp_path / to)]
-        assert_one_line_error(main(argv), capsys.readouterr().err, "one head per task", "--init RUN")
+        assert_one_line_error(main(argv), capsys.readouterr().err, "one head per task", one_of)
         assert not (tmp_path / to).exists()
     from warmstart.serve.load import open_model
 
-    with pytest.raises(WarmstartError, match="one head per task.*--init RUN --dataset NAME"):
+    with pytest.raises(WarmstartError, match=r"one head per task.*pass --head NAME \(one of: rotten"):
         open_model(str(mt_run))
 
 

@@ -81,3 +81,22 @@ def test_unseen_tags_are_refused_with_the_count_or_mapped_to_the_fallback(brown,
         task(unseen_tags="fallback", fallback_tag="Q").encode(held, tok, labels, "brown (test)")
     with pytest.raises(WarmstartError, match="unseen_tags must be refuse or fallback"):
         TaskConfig(unseen_tags="map")
+
+
+def test_an_input_to_predict_needs_no_gold_tags(brown, small_tokenizer):
+    """`warmstart predict` on a POS tagger: its inputs carry no tags, so none is "unseen" (a placeholder "O"
+    was refused as a tag the training split lacks)."""
+    from warmstart.inference.records import parse_record
+
+    labels = task().labels(brown[0])
+    tok = Tokenizer.load(small_tokenizer)
+    unit = task().build(BertModel(tiny_bert_config(tok.vocab_size)), labels).eval()
+    inputs = [
+        parse_record('{"tokens": ["The", "dog", "barked"]}', 1, "tagging"),
+        parse_record("It rains .", 2, "tagging"),
+    ]
+    features = task().encode(inputs, tok, labels, "the input")
+    with torch.inference_mode():
+        predicted = [p for batch in features.eval_batches(8) for p in unit.predict(batch)]
+    assert [len(p["tags"]) for p in predicted] == [3, 3]
+    assert {t for p in predicted for t in p["tags"]} <= set(labels)

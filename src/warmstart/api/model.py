@@ -44,17 +44,24 @@ DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float": torch.float3
 
 
 @speaks_python("load")
-def load(path: PathLike, device: Device | None = None, dtype: torch.dtype | str | None = None) -> Model:
+def load(
+    path: PathLike,
+    device: Device | None = None,
+    dtype: torch.dtype | str | None = None,
+    head: str | None = None,
+) -> Model:
     """The model of a run (a finetune's best checkpoint, a pretraining's final one), of a checkpoint
     directory, or of a transformers directory (imported once into the cache, said in one line).
 
     ``device``: "cuda", "cuda:1", "cpu" or a ``torch.device``; None: CUDA when there is one, else the CPU.
     ``dtype``: the weights' float type, ``torch.float16``/``bfloat16``/``float32`` or its name ("fp16",
-    "bf16"...); None keeps float32 (fill_mask always runs in float32)."""
+    "bf16"...); None keeps float32 (fill_mask always runs in float32). ``head``: a multitask encoder run's
+    head (its dataset's name), which then behaves as the single-task model of its task."""
     where: str = checks.path("load", "path", path)
     checks.device("load", "device", device)
     _dtype(dtype)
-    return Model(SavedModel(warmstart_dir(where) or where, use="loading"), device=device, dtype=dtype)
+    saved = SavedModel(warmstart_dir(where) or where, use="loading", head=head)
+    return Model(saved, device=device, dtype=dtype)
 
 
 def _device(device: Device | None) -> torch.device:

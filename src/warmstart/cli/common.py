@@ -172,3 +172,13 @@ def open_input(path: str):
         raise WarmstartError(f"no such input file: {path}", "pass an existing file, or - for stdin")
     check_text(Path(path))
     return Lines(path)
+
+
+def head_flag(p: argparse.ArgumentParser) -> None:
+    """``--head NAME``: one head of a multitask encoder run, used as the single-task model it is."""
+    p.add_argument(
+        "--head",
+        metavar="NAME",
+        help="a multitask encoder run: the head to use (its dataset's name, e.g. rotten-tomatoes), which "
+        "then behaves as the single-task model of its task",
+    )

@@ -10,6 +10,7 @@ from warmstart.cli.common import (
     add_text_options,
     data_flag,
     data_options,
+    head_flag,
     open_input,
     split_file_flags,
     split_files,
@@ -28,7 +29,7 @@ def _evaluate(a):
     if a.out:
         refuse_same_file(a.out, {"--data": a.data, **{f"--{s}-file": f for s, f in files.items()}})
         check_writable(a.out)
-    result = evaluate_run(a.run, a.data, a.split, data_options(a), files=files)
+    result = evaluate_run(a.run, a.data, a.split, data_options(a), files=files, head=a.head)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
     print(f"{result['dataset']} ({a.split}, {result['examples']:,} examples): {shown}")
     if a.out:
@@ -43,7 +44,9 @@ def _predict(a):
 
     refuse_same_file(a.out, {"--input": a.input})
     source = sys.stdin if a.input in (None, "-") else open_input(a.input)
-    lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source))
+    lines = (
+        json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source, head=a.head)
+    )
     if a.out in (None, "-"):
         sys.stdout.writelines(lines)
         _said(source)
@@ -82,6 +85,7 @@ def add_evaluate(sub) -> None:
     ev.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
     ev.add_argument("--out", help="also write the metrics to this JSON file")
     add_text_options(ev)
+    head_flag(ev)
     ev.set_defaults(func=_evaluate)
 
 
@@ -90,4 +94,5 @@ def add_predict(sub) -> None:
     pd.add_argument("run", help=RUN_HELP)
     pd.add_argument("--input", help="file with one example per line (text, or a JSON object); default: stdin")
     pd.add_argument("--out", help="JSONL output file; default: stdout")
+    head_flag(pd)
     pd.set_defaults(func=_predict)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from warmstart.cli.common import head_flag
+
 
 def _import(a):
     from warmstart.errors import WarmstartError
@@ -31,7 +33,7 @@ def _export(a):
     from warmstart.hub.convert import export_hf
     from warmstart.hub.runs import choose
 
-    chosen = choose(a.run, a.checkpoint)  # refused here, in one line, before anything is written
+    chosen = choose(a.run, a.checkpoint).one_task(a.head)  # refused here, in one line, before any write
     if a.to == "hf" and a.quantize:
         raise WarmstartError("--quantize goes with --to onnx or --to torch", "add one, or drop --quantize")
     if a.to != "onnx" and (a.optimize or a.calibrate is not None):
@@ -41,7 +43,7 @@ def _export(a):
 
         if a.quantize != "int8":
             raise WarmstartError("--to torch writes int8 weights", "add --quantize int8 (fp32: --to hf)")
-        out, measured = export_torch_int8(a.run, a.out, a.overwrite, a.checkpoint)
+        out, measured = export_torch_int8(a.run, a.out, a.overwrite, a.checkpoint, a.head)
         print(
             f"exported {chosen.says()} to {out} (torch, int8; scores within "
             f"{measured['max_abs_difference']:.1e} of fp32's on a sample; predict, evaluate, serve and "
@@ -52,7 +54,7 @@ def _export(a):
         from warmstart.deploy.onnx_export import export_onnx
 
         out, measured = export_onnx(
-            a.run, a.out, a.overwrite, a.checkpoint, a.quantize, a.optimize, a.calibrate
+            a.run, a.out, a.overwrite, a.checkpoint, a.quantize, a.optimize, a.calibrate, a.head
         )
         gap, how = measured["max_abs_difference"], "static" if a.calibrate else "dynamic"
         precision = f"int8 {how}" if a.quantize else "fp32"
@@ -61,7 +63,7 @@ def _export(a):
             "PyTorch's on a sample; predict or embed, evaluate, serve and warmstart.load take it)"
         )
         return
-    out = export_hf(a.run, a.out, overwrite=a.overwrite, checkpoint=a.checkpoint, adapter=a.adapter)
+    out = export_hf(a.run, a.out, a.overwrite, a.checkpoint, a.adapter, a.head)
     extra = ", PEFT adapters in adapter/ on base/" if (out / "adapter").is_dir() else ""
     print(
         f"exported {chosen.says()} to {out} (transformers: AutoModel*.from_pretrained({str(out)!r}){extra})"
@@ -125,7 +127,10 @@ def add_export(sub) -> None:
         "training rows",
     )  # fmt: skip
     ex.add_argument(
-        "--optimize", action="store_true", help="--to onnx: save onnxruntime's graph optimizations"
+        "--optimize",
+        action="store_true",
+        help="--to onnx: BERT-style attention as onnxruntime's fused Attention node, and its graph "
+        "optimizations saved (the graph then runs in onnxruntime only)",
     )
     ex.add_argument("--out", required=True, help="output directory")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
@@ -142,4 +147,5 @@ def add_export(sub) -> None:
         help="a LoRA run: export the merged model only, not also its adapters in PEFT's format (adapter/ and "
         "the --init model as base/)",
     )
+    head_flag(ex)
     ex.set_defaults(func=_export)

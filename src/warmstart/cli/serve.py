@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from warmstart.cli.common import head_flag
+
 
 def _serve(a):
     from warmstart.serve.limits import Limits
@@ -12,7 +14,7 @@ def _serve(a):
 
     given = {f.name: getattr(a, f.name) for f in dataclasses.fields(Limits) if hasattr(a, f.name)}
     limits = Limits(**given)  # each flag --x-y is the field x_y
-    serve(a.run, a.host, a.port, limits, access_log=not a.no_access_log)
+    serve(a.run, a.host, a.port, limits, access_log=not a.no_access_log, head=a.head)
 
 
 def _positive(number):
@@ -90,4 +92,5 @@ def add_serve(sub) -> None:
         action="store_true",
         help="do not write a line on stderr for each request (client, time, request, status, bytes, ms)",
     )
+    head_flag(sv)
     sv.set_defaults(func=_serve)

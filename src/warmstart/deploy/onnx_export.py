@@ -4,8 +4,10 @@ card and label map (config.json) and a card, in one directory that predict, eval
 ``warmstart.load`` take. ``quantize="int8"``: the matmul weights in int8 per output channel (onnxruntime's
 dynamic quantization; all-MiniLM-L6-v2's vectors keep a cosine of 0.988 or more with fp32's, 0.948 with one
 scale per tensor); with ``calibrate=N`` static, the activations calibrated on N training rows
-(deploy/calibrate.py). ``optimize``: onnxruntime's graph optimizations applied once and saved. The export
-checks itself: the graph's outputs on the sample batch against PyTorch's (fp32: within 1e-4)."""
+(deploy/calibrate.py). ``optimize``: BERT-style attention as onnxruntime's fused Attention node
+(deploy/onnx_attention.py) and onnxruntime's graph optimizations applied once and saved (the graph then runs
+in onnxruntime only). The export checks itself: the graph's outputs on the sample batch against
+PyTorch's (fp32: within 1e-4)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from warmstart.checkpoints.load import load_encoder, load_finetuned
 from warmstart.checkpoints.resolve import read_config
 from warmstart.checkpoints.sentence import declared
 from warmstart.deploy.calibrate import quantize_calibrated, training_feeds
+from warmstart.deploy.onnx_attention import fused_attention
 from warmstart.deploy.onnx_encoder import NAMES, Sentences, check_encoder, sample_inputs
 from warmstart.deploy.onnx_graph import INPUTS, OPSET, Graph, sample_batch, score_method, trace
 from warmstart.deploy.onnx_unit import GRAPH, session
@@ -75,12 +78,19 @@ def check_precision(quantize: str | None, calibrate: int | None) -> None:
 
 
 def export_onnx(run, out, overwrite: bool = False, checkpoint: str | None = None, quantize: str | None = None,
-                optimize: bool = False, calibrate: int | None = None) -> tuple[Path, dict]:  # fmt: skip
+                optimize: bool = False, calibrate: int | None = None, head: str | None = None
+                ) -> tuple[Path, dict]:  # fmt: skip
     """Write the ONNX directory ``out`` of ``run`` (finetuned: its scores; pretrained: its sentence
-    vectors); (out, what the export measured)."""
+    vectors; ``head``: that head of a multitask encoder); (out, what the export measured)."""
     _require_onnx()
     check_precision(quantize, calibrate)
-    chosen = choose(warmstart_dir(str(run)) or run, checkpoint)  # a transformers directory: its import
+    if calibrate is not None and head is not None:
+        raise WarmstartError(
+            f"--calibrate reads one dataset's training rows, and --head {head} is one task of a run trained "
+            "on several",
+            "drop --calibrate (dynamic int8)",
+        )
+    chosen = choose(warmstart_dir(str(run)) or run, checkpoint).one_task(head)  # transformers: its import
     out, d = Path(out), chosen.path
     check_out(out, overwrite, Path(run), d)
     card = RunCard.read(read_config(d))
@@ -94,7 +104,8 @@ def export_onnx(run, out, overwrite: bool = False, checkpoint: str | None = None
 
     def write(tmp: Path) -> None:
         raw = tmp / "fp32.onnx"
-        names, outputs = trace(source.graph, source.batch, source.names, raw)
+        with fused_attention(source.graph, optimize) as fused:
+            names, outputs = trace(source.graph, source.batch, source.names, raw)
         graph = tmp / GRAPH
         if feeds is not None:
             quantize_calibrated(raw, graph, feeds)
@@ -113,8 +124,8 @@ def export_onnx(run, out, overwrite: bool = False, checkpoint: str | None = None
                 shutil.copy2(d / name, tmp / name)
         config = json.loads((d / "config.json").read_text(encoding="utf-8"))
         config["onnx"] = {"precision": precision, "inputs": names, "outputs": outputs, "opset": OPSET,
-                          "optimized": optimize, "calibrated": calibrate, "source": str(d),
-                          **source.extra}  # fmt: skip
+                          "optimized": optimize, "fused_attention_layers": fused, "calibrated": calibrate,
+                          "source": chosen.source, **source.extra}  # fmt: skip
         (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(
             _card(chosen.says(), source, precision, names, measured), encoding="utf-8"

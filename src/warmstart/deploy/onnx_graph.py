@@ -19,7 +19,7 @@ INPUTS = ("input_ids", "attention_mask", "token_type_ids", "context_mask", "choi
 SAMPLES = {  # dataset kind -> records of that kind as inference/records.py makes them, two lengths (padding)
     "labeled": [{"text": "A warm, funny film.", "text_pair": "It was good."},
                 {"text": "Slow and dull for most of two hours, it never finds a story.", "text_pair": "No."}],
-    "tagging": [{"tokens": t, "text": " ".join(t), "tags": ["O"] * len(t)}
+    "tagging": [{"tokens": t, "text": " ".join(t), "tags": None}
                 for t in (["The", "city", "of", "Paris"], ["It", "rains", "."])],
     "qa": [{"id": "a", "question": "Where is the city?", "context": c, "text": c, "answers": []}
            for c in ("The city lies on the river Seine.", "Nobody knows who built it first, or when.")],

@@ -112,10 +112,11 @@ def _cpu(batch: dict) -> dict:
     return {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
 
 
-def export_torch_int8(run, out, overwrite: bool = False, checkpoint: str | None = None) -> tuple[Path, dict]:
-    """Write the int8 directory ``out`` of the finetuned ``run``; (out, what the export measured: the
-    largest difference of its scores from fp32's on the sample batch)."""
-    chosen = choose(run, checkpoint)
+def export_torch_int8(run, out, overwrite: bool = False, checkpoint: str | None = None,
+                      head: str | None = None) -> tuple[Path, dict]:  # fmt: skip
+    """Write the int8 directory ``out`` of the finetuned ``run`` (``head``: that head of a multitask encoder);
+    (out, what the export measured: the largest difference of its scores from fp32's on the sample batch)."""
+    chosen = choose(run, checkpoint).one_task(head)
     out, d = Path(out), chosen.path
     check_out(out, overwrite, Path(run), d)
     unit, task, tokenizer, labels = load_finetuned(d)
@@ -135,7 +136,8 @@ def export_torch_int8(run, out, overwrite: bool = False, checkpoint: str | None 
                 shutil.copy2(d / name, tmp / name)
         config = json.loads((d / "config.json").read_text(encoding="utf-8"))
         config["quantized"] = {"format": "torch", "precision": "int8", "method": "dynamic (torch.ao)",
-                               "weights": "nn.Linear, int8 per output channel", "source": str(d)}  # fmt: skip
+                               "weights": "nn.Linear, int8 per output channel",
+                               "source": chosen.source}  # fmt: skip
         (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(
             f"# int8 export of {chosen.says()}\n\nA {task.name} model with torch.ao's dynamic quantization "

@@ -289,6 +289,7 @@ def export_hf(
     overwrite: bool = False,
     checkpoint: str | None = None,
     adapter: bool = True,
+    head: str | None = None,
 ) -> Path:
     """Write the model of the warmstart run or model directory ``run`` as a transformers directory ``out``:
     config.json, model.safetensors, a tokenizer AutoTokenizer loads and a model card (README.md); returns
@@ -296,7 +297,7 @@ def export_hf(
     commands use (:func:`warmstart.hub.runs.choose`); a LoRA run also gets its adapters in PEFT's format
     (OUT/adapter, OUT/base: :mod:`warmstart.hub.adapter`) unless ``adapter`` is false."""
 
-    chosen = choose(run, checkpoint)
+    chosen = choose(run, checkpoint).one_task(head)  # head: that head of a multitask encoder
     out, d = Path(out), chosen.path
     check_out(out, overwrite, Path(run), d)
     run_config = _config_json(d, "a run or model directory written by warmstart")

@@ -87,12 +87,6 @@ def export_task(name: str, fam: Family, cfg, card, state: dict) -> tuple[str, di
 def _encoder_task(name: str, fam: Family, cfg, task: dict, state: dict) -> tuple[str, dict, dict]:
     task_name = task.get("name")
     refuse(
-        task_name == "multitask",
-        f"a multitask {name} encoder has one head per task and no one transformers class",
-        "finetune its shared encoder on one task (warmstart finetune --init RUN --dataset NAME) and export "
-        "that run, or export the pretrained run",
-    )
-    refuse(
         task_name not in TASK_CLASSES,
         f"a finetuned {task_name} model of a {name} encoder has no transformers class warmstart exports",
         "export classification, multiple_choice, tagging or extractive_qa runs, or the pretrained run",

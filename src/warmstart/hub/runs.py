@@ -9,11 +9,13 @@ step-N`` picks one. A model directory (one holding ``model.safetensors``) is exp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from warmstart.checkpoints.head_view import head_view
 from warmstart.checkpoints.resolve import available, checked, finetuned, pick, problem, read_config
 from warmstart.config import load_yaml
 from warmstart.errors import WarmstartError
@@ -30,10 +32,26 @@ class Chosen:
     name: str  # best, final, step-00000012, or "" for a model directory given as such
     root: Path | None  # the run directory it belongs to (config.yaml, test_metrics.json), when known
     reason: str  # why this one, for the export's output line and the model card
+    head: str = ""  # a multitask encoder's head exported (``path``: its view; checkpoints/head_view.py)
+    origin: Path | None = None  # then the multitask checkpoint it is a head of
 
     def says(self) -> str:
-        """E.g. "RUN/best (best: ...)"; a model directory given as such: just its path."""
-        return f"{self.path} ({self.name}: {self.reason})" if self.name else str(self.path)
+        """E.g. "RUN/best (best: ...)"; a model directory given as such: just its path; a head of a multitask
+        checkpoint: "RUN/best, head NAME (best: ...)"."""
+        where = f"{self.origin}, head {self.head}" if self.head else str(self.path)
+        return f"{where} ({self.name}: {self.reason})" if self.name else where
+
+    @property
+    def source(self) -> str:
+        """What an export came from, as a command takes it: the checkpoint, or "CHECKPOINT --head NAME"."""
+        return f"{self.origin} --head {self.head}" if self.head else str(self.path)
+
+    def one_task(self, head: str | None) -> Chosen:
+        """This checkpoint as one task's model: the view of head ``head`` of a multitask encoder, or itself
+        when ``head`` is None; a multitask encoder without a head, or ``head`` of another model, is
+        refused in one line (checkpoints/head_view.py)."""
+        view = head_view(self.path, head, strict=True)
+        return self if head is None else dataclasses.replace(self, path=view, head=head, origin=self.path)
 
 
 def _best_info(d: Path) -> str:

@@ -20,11 +20,13 @@ def evaluate_run(
     split: str = "test",
     options: DataOptions | None = None,
     files: dict[str, str] | None = None,
+    head: str | None = None,
 ) -> dict:
     """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows).
     ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
-    others make the splits as finetuning made them (data/split_files.py)."""
-    unit, task, tokenizer, labels = SavedModel(run, use="evaluating").finetuned
+    others make the splits as finetuning made them (data/split_files.py); ``head``: the head of a multitask
+    encoder evaluated (checkpoints/head_view.py)."""
+    unit, task, tokenizer, labels = SavedModel(run, use="evaluating", head=head).finetuned
     options = dataclasses.replace(options or DataOptions(), empty_labels=task.empty_labels)
     files = {s: f for s, f in (files or {}).items() if f}
     if not dataset and not files:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.head_view import check_head, head_view
 from warmstart.checkpoints.load import load_encoder, load_finetuned, load_generator
 from warmstart.checkpoints.resolve import read_config, resolve_checkpoint
 from warmstart.deploy.onnx_encoder import is_onnx_encoder, load_onnx_encoder
@@ -31,14 +32,17 @@ class SavedModel:
     """A run or model directory: ``path`` the model directory that answers, ``name`` the path as given,
     ``config`` its config.json, ``card`` its run card, ``task`` what it does (a finetuned task's name,
     "generator" or "encoder"). ``prefer``: "best" for a finetune's selected model (a pretraining answers
-    with final/ all the same), "final" for the end of training; ``use``: the verb of the fallback line."""
+    with final/ all the same), "final" for the end of training; ``use``: the verb of the fallback line;
+    ``head``: the head of a multitask encoder that answers, as the single-task model it is
+    (checkpoints/head_view.py)."""
 
-    def __init__(self, path: str | Path, prefer: str = "best", use: str = "using"):
-        self.name, self.use = str(path), use
+    def __init__(self, path: str | Path, prefer: str = "best", use: str = "using", head: str | None = None):
+        self.name, self.use, self.head = str(path), use, head
         self.onnx = is_onnx_dir(path)  # `export --to onnx`: its scores from onnxruntime (deploy/)
         self.int8 = is_torch_int8_dir(path)  # `export --to torch --quantize int8` (deploy/)
         deployed = self.onnx or self.int8
         self.path = Path(path) if deployed else resolve_checkpoint(path, prefer=prefer, use=use)
+        self.path = head_view(self.path, head)  # the model directory itself, unless a head is named
         self.config = read_config(self.path)
 
     @cached_property
@@ -53,7 +57,10 @@ class SavedModel:
 
     @cached_property
     def finetuned(self) -> Finetuned:
-        """(unit, task, tokenizer, labels); a WarmstartError when the model is not finetuned."""
+        """(unit, task, tokenizer, labels); a WarmstartError when the model is not finetuned, or is a
+        multitask encoder given no head."""
+        if self.head is None:  # the view of a named head is a single-task model
+            check_head(self.config, None)
         if self.onnx:
             return Finetuned(*load_onnx_finetuned(self.path))
         if self.int8:

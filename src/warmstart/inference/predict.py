@@ -69,9 +69,12 @@ class Predictor:
         return preds
 
 
-def predict_lines(run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64) -> Iterator[dict]:
-    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines."""
-    predictor = Predictor(SavedModel(run, use="predicting with").finetuned, batch_size)
+def predict_lines(
+    run: str, lines: Iterable[str], chunk: int = 512, batch_size: int = 64, head: str | None = None
+) -> Iterator[dict]:
+    """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines;
+    ``head``: the head of a multitask encoder that predicts."""
+    predictor = Predictor(SavedModel(run, use="predicting with", head=head).finetuned, batch_size)
     pending: list[dict] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

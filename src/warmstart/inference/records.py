@@ -48,7 +48,7 @@ def check_record(obj: dict, number: int, kind: str, where: str | None = None) ->
             )
     if kind == "tagging":
         tokens = obj.get("tokens") or str(obj.get("text", "")).split()
-        obj = {**obj, "tokens": tokens, "text": " ".join(tokens), "tags": ["O"] * len(tokens)}
+        obj = {**obj, "tokens": tokens, "text": " ".join(tokens), "tags": None}  # None: no gold tags
     elif kind == "qa":
         if "question" not in obj or "context" not in obj:
             raise WarmstartError(f"{at} lacks question or context", "give both keys")

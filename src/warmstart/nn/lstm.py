@@ -5,7 +5,9 @@ behind them, so it never reaches a real position).
 
 Cell and projection clipping (the original ELMo clips both at 3) need the cell state inside the loop, which
 ``nn.LSTM`` does not expose: with ``cell_clip`` or ``proj_clip`` set, the same weights run through a step
-loop in Python (slower; without clipping it computes what ``nn.LSTM`` does, tested)."""
+loop with its backward pass written by hand (nn/clipped_lstm.py). ``clipped_lstm`` here is that loop under
+autograd, plain and slow: the reference the fast one is tested against (without clipping it computes what
+``nn.LSTM`` does, tested)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import torch
 from torch import nn
 
 from warmstart.nn.checkpointing import Checkpointing
+from warmstart.nn.clipped_lstm import fast_clipped_lstm
 
 # torch says once per process that its oneDNN kernels have no projection: true, and nothing a user can act on
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
@@ -31,7 +34,8 @@ def reverse(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 def clipped_lstm(lstm: nn.LSTM, x: torch.Tensor, cell_clip: float, proj_clip: float) -> torch.Tensor:
     """``lstm(x)`` (one layer, batch first, with a projection), the cell state clipped to +-cell_clip and
-    the projected state to +-proj_clip after every step (0: no clip)."""
+    the projected state to +-proj_clip after every step (0: no clip); under autograd, step by step (the
+    reference of ``fast_clipped_lstm``)."""
     w_ih, w_hh, w_hr = lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.weight_hr_l0
     bias = lstm.bias_ih_l0 + lstm.bias_hh_l0
     b, t, _ = x.shape
@@ -73,4 +77,4 @@ class LstmStack(Checkpointing, nn.Module):
         return outs
 
     def layer(self, lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
-        return clipped_lstm(lstm, x, *self.clips) if any(self.clips) else lstm(x)[0]
+        return fast_clipped_lstm(lstm, x, *self.clips) if any(self.clips) else lstm(x)[0]

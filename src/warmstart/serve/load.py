@@ -4,9 +4,10 @@ fill in [MASK])."""
 
 from __future__ import annotations
 
+from warmstart.checkpoints.head_view import check_head
 from warmstart.errors import WarmstartError
 from warmstart.inference.load import SavedModel
-from warmstart.registry import TASKS, generates
+from warmstart.registry import TASKS
 from warmstart.serve.fill_mask import FillMaskModel
 from warmstart.serve.finetuned import FinetunedModel
 from warmstart.serve.generator import GeneratorModel
@@ -20,17 +21,14 @@ WRAPPERS = {"answer": FinetunedModel, "generation": _generation}  # Task.served_
 LOADERS = {name: WRAPPERS[task.served_as] for name, task in TASKS.items() if task.served_as}
 
 
-def open_model(run: str):
-    """The served model of ``run`` (a run or model directory); WarmstartError for what cannot be served."""
-    saved = SavedModel(run)
+def open_model(run: str, head: str | None = None):
+    """The served model of ``run`` (a run or model directory; ``head``: the head of a multitask encoder
+    served, as the single-task model it is); WarmstartError for what cannot be served."""
+    saved = SavedModel(run, head=head)
     if saved.card.finetuned:
+        if head is None:
+            check_head(saved.config, None)  # a multitask encoder serves one head: pass --head NAME
         name = saved.card.task_name
-        if name == "multitask" and not generates(saved.card.arch):  # one head per task: no one input to serve
-            raise WarmstartError(
-                "warmstart serve does not serve a multitask encoder (one head per task)",
-                "finetune its shared encoder on one task (warmstart finetune --init RUN --dataset NAME) "
-                "and serve that run",
-            )
         if name not in LOADERS:
             raise WarmstartError(
                 f"warmstart serve does not serve {name} models",

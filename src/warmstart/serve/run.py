@@ -63,8 +63,9 @@ def model_card(run: str) -> str | None:
 
 
 def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | None = None,
-          access_log: bool = True) -> None:  # fmt: skip
-    """Serve ``run`` until Ctrl+C; ``access_log``: one line per request on stderr."""
+          access_log: bool = True, head: str | None = None) -> None:  # fmt: skip
+    """Serve ``run`` until Ctrl+C; ``access_log``: one line per request on stderr; ``head``: the head of a
+    multitask encoder served."""
     limits = limits or Limits()
     check_installed()
     if not Path(run).is_dir():
@@ -73,7 +74,7 @@ def serve(run: str, host: str = "127.0.0.1", port: int = 8000, limits: Limits | 
 
     sock = bind(host, port)
     try:
-        model = open_model(run)
+        model = open_model(run, head)
         log = sys.stderr if access_log else None
         app = create_app(model, limits, Path(run).resolve().name, log, model_card(run))
         shown = f"[{host}]" if ":" in host else host

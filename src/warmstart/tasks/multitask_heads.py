@@ -24,7 +24,9 @@ mean of the heads' main metrics x 100 (QA's F1 is 0..100 already), selects the b
 
 The checkpoint holds the shared encoder as ``encoder.*`` (what a later ``finetune --init RUN`` starts from)
 and each head as ``heads.NAME.*``; its label map (config.json's id2label) lists the heads, one JSON object
-per head (name, task, problem, labels), which is what rebuilds them.
+per head (name, task, problem, labels), which is what rebuilds them. ``--head NAME`` (evaluate, predict,
+export, serve; ``warmstart.load(RUN, head=NAME)``) uses one head as the single-task model of its task
+(checkpoints/head_view.py).
 """
 
 from __future__ import annotations
@@ -83,11 +85,27 @@ def problem_of(records: list[dict], separator: str, given: str = "single_label")
 
 
 def refusal(names) -> WarmstartError:
-    """The one line for using a multitask model one input at a time (evaluate, predict, export, serve)."""
+    """The one line for using a multitask model one input at a time without naming a head (evaluate,
+    predict, export, serve, warmstart.load: checkpoints/head_view.py makes a head a single-task model)."""
+    names = ", ".join(names)
     return WarmstartError(
-        f"this multitask model has one head per task ({', '.join(names)}) and is scored on its tasks "
-        "together (RUN/test_metrics.json); it is not evaluated, served or exported one task at a time",
-        "finetune its shared encoder on the task you want: warmstart finetune --init RUN --dataset NAME",
+        f"this multitask model has one head per task ({names}): one input at a time is for one of them",
+        f"pass --head NAME (one of: {names})",
+    )
+
+
+def head_specs(labels: list[str]) -> list[dict]:
+    """The heads a multitask encoder's label map lists: name, task, problem and labels of each."""
+    try:
+        specs = [json.loads(x) for x in labels]
+        specs = [{k: s[k] for k in ("name", "task", "problem", "labels")} for s in specs]
+        if all(s["task"] in BY_NAME for s in specs):
+            return specs
+    except (ValueError, KeyError, TypeError):
+        pass
+    raise WarmstartError(
+        "the model's label map does not list multitask heads (name, task, problem, labels)",
+        "pass a run written by `warmstart finetune --task multitask` from an encoder",
     )
 
 
@@ -271,15 +289,9 @@ class HeadsMultitask(Task):
         return out
 
     def heads(self, labels: list[str]) -> list[dict]:
-        try:
-            specs = [json.loads(x) for x in labels]
-            for s in specs:
-                self.member(s["name"], s["task"], s["problem"])
-        except (ValueError, KeyError, TypeError):
-            raise WarmstartError(
-                "the model's label map does not list multitask heads (name, task, problem, labels)",
-                "pass a run written by `warmstart finetune --task multitask` from an encoder",
-            ) from None
+        specs = head_specs(labels)
+        for s in specs:
+            self.member(s["name"], s["task"], s["problem"])
         return specs
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> HeadsFeatures:

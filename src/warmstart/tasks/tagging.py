@@ -116,7 +116,10 @@ class TaggingTask(Task):
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggingFeatures:
         """Tokenize one split. Records without tokens are skipped (they hold no tags and no entities; an
         all-empty batch would have no loss), and ``features.skipped`` counts them. Unseen tags: refused or
-        mapped (module docstring)."""
+        mapped (module docstring). ``"tags": None``: an input to predict, with no gold tags (the first
+        label stands in for them: a placeholder no prediction reads)."""
+        records = [r if r.get("tags", ()) is not None else {**r, "tags": [labels[0]] * len(r["tokens"])}
+                   for r in records]  # fmt: skip
         records = self._unseen(records, labels, where)
         return TaggingFeatures(records, tokenizer, labels, self.cfg.max_length, where)
 
