@@ -95,3 +95,42 @@ def test_a_second_demo_is_refused(demo, capsys):
     assert main(["demo", "--quick", "--out", str(demo)]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert (demo / "report.md").read_text() == report
+
+
+def test_a_slow_machine_leaves_the_all_label_runs_out_and_says_so(capsys, monkeypatch):
+    """Past the demo's time at this machine's pace after pretraining, the budget loses the all-label runs of
+    part of speech and MiniLM (and nothing else), the ETA follows, and a line says what was left out."""
+    from warmstart.commands import demo, demo_budget
+
+    full = demo_budget.BUDGETS["full"]
+    clock = iter([0.0, 360.0, 360.0, 360.0])  # the first four stages took 360 s: twice the reference's 181
+    monkeypatch.setattr(demo_budget.time, "perf_counter", lambda: next(clock))
+    progress = demo_budget.Progress(full["stages"])
+    for name, seconds in zip(demo_budget.STAGES[:4], (6, 22, 8, 324)):
+        progress.spent[name] = seconds
+    assert progress.projected() > demo_budget.LIMIT  # 360 + 2 x 539 s
+    b = demo._few_labels(full, progress, demo_budget.LIMIT)
+    assert b["pos"]["fractions"] == [0.1] and b["minilm"]["fractions"] == [0.1]
+    assert b["pos"]["full_seeds"] is None and b["sentiment"] == full["sentiment"]
+    assert full["pos"]["fractions"] == [0.1, 1.0]  # the budget itself is left as it was
+    assert progress.estimates["part of speech (Brown)"] == 110
+    said = capsys.readouterr().err
+    assert "about 24 minutes, past its 12" in said and "--all-labels" in said and said == b["left_out"] + "\n"
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_report_says_what_ran_when_the_all_label_runs_were_left_out(demo):
+    from warmstart.report.demo_report import _claims, _sentences
+
+    studies = {}
+    for key, folder in (("pos", "pos"), ("minilm", "minilm-sentiment"), ("sentiment", "sentiment")):
+        study = json.loads((demo / folder / "study.json").read_text())
+        few = [f for f in study["fractions"] if f < 1]
+        cells = [c for c in study["cells"] if c["fraction"] < 1]
+        studies[key] = {**study, "fractions": few, "cells": cells}
+    came = _sentences(studies, 1000)[1]
+    assert "with all labels" not in came and "the demo model is" in came
+    assert "its twin and the most frequent tag with 25% of the labels" in came
+    rows = _claims(studies)
+    assert rows and not any("100%" in row[2] for row in rows)
