@@ -81,10 +81,19 @@ def test_multiple_choice_file(tiny_pretrained, wiki_extracts, tmp_path):
 def test_wrong_kind_of_dataset_for_the_task(tiny_pretrained, tmp_path, capsys):
     argv = ["finetune", "--task", "tagging", "--init", str(tiny_pretrained), "--dataset", "rotten-tomatoes"]
     assert main(argv + ["--out", str(tmp_path / "x")]) == 2
-    assert (
-        "rotten-tomatoes is a labeled dataset but task tagging needs a tagging dataset"
-        in capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "rotten-tomatoes is a labeled dataset but task tagging needs a tagging dataset" in err
+    assert "(task.name=classification)" in err  # the task that fits, named
+    argv = [
+        "finetune",
+        "--init",
+        str(tiny_pretrained),
+        "--dataset",
+        "brown-pos",
+        "--out",
+        str(tmp_path / "y"),
+    ]
+    assert main(argv) == 2 and "the task that fits (task.name=tagging)" in capsys.readouterr().err
 
 
 def test_frozen_strategy_trains_only_the_head(tiny_pretrained, rt_small, tmp_path, capsys):

@@ -174,6 +174,10 @@ def task_splits(task: Task, cfg) -> tuple[dict[str, list[dict]], str]:
     return task.read_splits(cfg)
 
 
+FITS = {"labeled": "classification", "tagging": "tagging", "qa": "extractive_qa",
+        "choice": "multiple_choice", "seq2seq": "text_to_text"}  # fmt: skip  # a dataset's kind -> its task
+
+
 def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     """The splits of the dataset of ``d`` (a FinetuneDataConfig: a dataset, own split files or both),
     limited and subset as it says, the training split counterfactually augmented if it says
@@ -182,9 +186,10 @@ def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     name = data.name if split_files(d) else shown(d.dataset)  # the file, folder or name as given
     if not task.accepts(data.kind):
         needs = " or ".join(task.kinds or (task.kind,))
+        fits = f"task.name={FITS[data.kind]}" if data.kind in FITS else "task.name=..."
         raise WarmstartError(
             f"{name} is a {data.kind} dataset but task {task.name} needs a {needs} dataset",
-            f"pick a {needs} dataset or the task that fits (task.name=...); "
+            f"pick a {needs} dataset or the task that fits ({fits}); "
             f"labeled files need their label column (data.label_column, now '{d.label_column}')",
         )
     if data.origin:  # own split files: where each split came from, said once
