@@ -95,6 +95,8 @@ CASES = [
     bad("load-none", lambda fx: warmstart.load(None), "path", TypeError),
     bad("load-an-integer-dtype", lambda fx: warmstart.load(fx.pre, dtype=torch.int64), "dtype"),
     bad("load-device-a-number", lambda fx: warmstart.load(fx.pre, device=3), "device", TypeError),
+    bad("load-head-a-number", lambda fx: warmstart.load(fx.pre, head=1), "head", TypeError),
+    bad("load-head-empty", lambda fx: warmstart.load(fx.pre, head=""), "head"),
     bad("to-device-a-list", lambda fx: fx.model.to(["cpu"]), "device", TypeError),
     bad("save-a-name-too-long", lambda fx: fx.model.save(fx.tmp / ("n" * 300)), "directory"),
     bad(

@@ -59,6 +59,7 @@ def load(
     head (its dataset's name), which then behaves as the single-task model of its task."""
     where: str = checks.path("load", "path", path)
     checks.device("load", "device", device)
+    checks.word("load", "head", head, none=True)
     _dtype(dtype)
     saved = SavedModel(warmstart_dir(where) or where, use="loading", head=head)
     return Model(saved, device=device, dtype=dtype)
