@@ -103,11 +103,12 @@ def _sentences(studies: dict, tokens: int) -> list[str]:
         f"while the demo model, with {percent(s_low)} of the labels, scores {_vs(s_few, 'TF-IDF')}."
     )
     if tagging and real:
+        all_too = " and with all" if 1.0 in mini["fractions"] else ""  # unless left out (demo_budget.py)
         meaning = (
             "What it means: pretraining pays where the pretraining text teaches what the task needs: a few "
             "million tokens teach a small model English words and syntax, which is what tagging needs, "
             "while sentence sentiment needs the scale MiniLM was pretrained at, where it beats the random "
-            "start and the classic baseline with few labels and with all."
+            f"start and the classic baseline with few labels{all_too}."
         )
     else:
         missing = [n for n, ok in (("part of speech", tagging), ("MiniLM on sentiment", real)) if not ok]
