@@ -87,26 +87,19 @@ def test_export_hf_of_a_head_loads_in_transformers_with_its_probabilities(mt_run
         assert theirs == pytest.approx(pred["probabilities"], abs=1e-4)
 
 
+def head_export(run, out, *flags) -> list[str]:
+    """`warmstart export RUN --head FIRST FLAGS --out OUT` as argv."""
+    return ["export", str(run), "--head", HEADS[0], *flags, "--out", str(out)]
+
+
 def test_onnx_and_int8_exports_of_a_head_predict_as_the_head(mt_run, tmp_path, capsys):
     import warmstart
 
     pytest.importorskip("onnxruntime")
     want = own_predictions(mt_run, HEADS[0], [{"text": t} for t in TEXTS])
     onnx, int8 = tmp_path / "onnx", tmp_path / "int8"
-    assert main(["export", str(mt_run), "--head", HEADS[0], "--to", "onnx", "--out", str(onnx)]) == 0
-    argv = [
-        "export",
-        str(mt_run),
-        "--head",
-        HEADS[0],
-        "--to",
-        "torch",
-        "--quantize",
-        "int8",
-        "--out",
-        str(int8),
-    ]
-    assert main(argv) == 0
+    assert main(head_export(mt_run, onnx, "--to", "onnx")) == 0
+    assert main(head_export(mt_run, int8, "--to", "torch", "--quantize", "int8")) == 0
     assert f"head {HEADS[0]}" in capsys.readouterr().out  # the line says which head was exported
     said = json.loads((onnx / "config.json").read_text())["onnx"]["source"]
     assert said == f"{mt_run / 'best'} --head {HEADS[0]}"  # where it came from, as a command takes it
@@ -131,19 +124,7 @@ def test_head_refusals_are_one_line(mt_run, tiny_pretrained, tmp_path, capsys):
     assert not (tmp_path / "hf").exists() and not (tmp_path / "int8").exists()
     argv = ["predict", str(mt_run), "--head", "imdb", "--input", str(src)]
     assert_one_line_error(main(argv), capsys.readouterr().err, "--head imdb", "no head imdb", one_of)
-    argv = [
-        "export",
-        str(mt_run),
-        "--head",
-        HEADS[0],
-        "--to",
-        "onnx",
-        "--quantize",
-        "int8",
-        "--calibrate",
-        "8",
-    ]
-    argv += ["--out", str(tmp_path / "cal")]
+    argv = head_export(mt_run, tmp_path / "cal", "--to", "onnx", "--quantize", "int8", "--calibrate", "8")
     assert_one_line_error(
         main(argv), capsys.readouterr().err, "--calibrate reads one dataset", "drop --calibrate"
     )

@@ -14,7 +14,6 @@ a temporary folder, removed when the process ends.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import json
 import shutil
 import tempfile
@@ -23,10 +22,10 @@ from pathlib import Path
 from safetensors.torch import save_file
 
 from warmstart.checkpoints.card import RunCard, checkpoint_config
+from warmstart.checkpoints.load import saved_task
 from warmstart.checkpoints.resolve import read_config
 from warmstart.errors import WarmstartError
-from warmstart.registry import TASKS, generates, lookup
-from warmstart.tasks.base import TaskConfig
+from warmstart.registry import generates
 from warmstart.tasks.multitask_heads import head_specs, refusal
 from warmstart.train.checkpoint import read_tensors
 
@@ -84,10 +83,7 @@ def head_view(d: Path, head: str | None, strict: bool = False) -> Path:
 
 def _write(d: Path, config_json: dict, spec: dict) -> Path:
     card = RunCard.read(config_json)
-    names = {f.name for f in dataclasses.fields(TaskConfig)}
-    options = {k: v for k, v in card.task.items() if k in names}
-    task_cfg = TaskConfig(**{**options, "name": spec["task"], "problem": spec["problem"] or "single_label"})
-    task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
+    task = saved_task(card.task, name=spec["task"], problem=spec["problem"] or "single_label")
     state = read_tensors(d / "model.safetensors")
     mine = f"heads.{spec['name']}."
     tensors = {k: v for k, v in state.items() if k.startswith("encoder.")}

@@ -139,6 +139,14 @@ def load_generator(path: str | Path):
     return model.eval(), Tokenizer.load(d), config_json
 
 
+def saved_task(options: dict, **chosen):
+    """The task a checkpoint's card describes: its task options (those TaskConfig knows), ``chosen`` over
+    them."""
+    names = {f.name for f in dataclasses.fields(TaskConfig)}
+    task_cfg = TaskConfig(**{**{k: v for k, v in options.items() if k in names}, **chosen})
+    return lookup(TASKS, "task", task_cfg.name)(task_cfg)
+
+
 def load_finetuned(path: str | Path, use: str = "using"):
     """(unit, task, tokenizer, labels) of a finetuned model: RUN/best (the selected model), or a model
     directory. The head, its task options and the label map come from the checkpoint's config.json.
@@ -151,9 +159,7 @@ def load_finetuned(path: str | Path, use: str = "using"):
             f"{d} holds a pretrained model, not a finetuned one",
             "pass the directory of a `warmstart finetune` run",
         )
-    names = {f.name for f in dataclasses.fields(TaskConfig)}
-    task_cfg = TaskConfig(**{k: v for k, v in card.task.items() if k in names})
-    task = lookup(TASKS, "task", task_cfg.name)(task_cfg)
+    task = saved_task(card.task)
     cfg, model_cls = model_config(config_json)
     labels = card.labels
     tokenizer = Tokenizer.load(d)
@@ -163,7 +169,7 @@ def load_finetuned(path: str | Path, use: str = "using"):
     missing, unexpected = unit.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise WarmstartError(
-            f"the weights in {d} do not fit a {task_cfg.name} model: "
+            f"the weights in {d} do not fit a {task.name} model: "
             f"missing {', '.join(missing[:3]) or 'none'}; unexpected {', '.join(unexpected[:3]) or 'none'}",
             "pass a checkpoint written by `warmstart finetune`",
         )

@@ -4,17 +4,15 @@ the run card; no weights read): the frame that an ONNX graph (deploy/onnx_unit.p
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import torch
 
 from warmstart.checkpoints.card import RunCard
-from warmstart.checkpoints.load import model_config, task_encoder
+from warmstart.checkpoints.load import model_config, saved_task, task_encoder
 from warmstart.checkpoints.resolve import read_config
 from warmstart.errors import WarmstartError
-from warmstart.registry import TASKS, family_of, lookup
-from warmstart.tasks.base import TaskConfig
+from warmstart.registry import family_of
 from warmstart.tokenization.tokenizer import Tokenizer
 
 
@@ -25,10 +23,7 @@ def task_shell(d: Path, device: str, what: str) -> tuple:
     card = RunCard.read(config_json)
     if not card.finetuned:
         raise WarmstartError(f"{d} holds no finetuned task", f"export a `warmstart finetune` run {what}")
-    names = {f.name for f in dataclasses.fields(TaskConfig)}
-    task = lookup(TASKS, "task", card.task["name"])(
-        TaskConfig(**{k: v for k, v in card.task.items() if k in names})
-    )
+    task = saved_task(card.task)
     cfg, model_cls = model_config(config_json)
     tokenizer = Tokenizer.load(d)
     task.bind(tokenizer, config_json, family_of(config_json))
