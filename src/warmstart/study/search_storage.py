@@ -45,16 +45,17 @@ def open_study(spec: SearchSpec, out: Path, direction: str = "maximize"):
     url = spec.storage_url(out)
     for attempt in range(STARTS):  # processes starting together on a new database race to create its tables
         try:
-            storage = RDBStorage(
-                url,
-                heartbeat_interval=HEARTBEAT,
-                grace_period=GRACE,
-                **_retry_callback(storages),
-                engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None,
-            )
+            with asking(spec, out):  # one process of this machine creates them; other machines retry
+                storage = RDBStorage(
+                    url,
+                    heartbeat_interval=HEARTBEAT,
+                    grace_period=GRACE,
+                    **_retry_callback(storages),
+                    engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite") else None,
+                )
             break
         except Exception as exc:  # SQLAlchemy's errors: a bad URL, a driver that is not installed
-            if type(exc).__name__ == "IntegrityError" and attempt + 1 < STARTS:
+            if _raced(exc) and attempt + 1 < STARTS:
                 time.sleep(0.5 * (attempt + 1))  # another process created the tables first: use them
                 continue
             raise WarmstartError(
@@ -77,6 +78,13 @@ def open_study(spec: SearchSpec, out: Path, direction: str = "maximize"):
         direction=direction,
         load_if_exists=True,
     )
+
+
+def _raced(exc: Exception) -> bool:
+    """Whether ``exc`` is another process creating the same tables: a duplicate schema version, or a table
+    created between SQLAlchemy's check and its CREATE."""
+    name = type(exc).__name__
+    return name == "IntegrityError" or (name == "OperationalError" and "already exists" in str(exc))
 
 
 PRUNERS = {  # --pruner: the median of earlier trials at the same evaluation, or successive halving
