@@ -112,8 +112,9 @@ def test_a_slow_machine_leaves_the_all_label_runs_out_and_says_so(capsys, monkey
     b = demo._few_labels(full, progress, demo_budget.LIMIT)
     assert b["pos"]["fractions"] == [0.1] and b["minilm"]["fractions"] == [0.1]
     assert b["pos"]["full_seeds"] is None and b["sentiment"] == full["sentiment"]
-    assert full["pos"]["fractions"] == [0.1, 1.0]  # the budget itself is left as it was
-    assert progress.estimates["part of speech (Brown)"] == 110
+    pos = "part of speech (Brown)"
+    assert full["pos"]["fractions"] == [0.1, 1.0] and full["stages"][pos] == 285  # budget unchanged
+    assert progress.estimates[pos] == full["few_labels_stages"][pos] < full["stages"][pos]
     said = capsys.readouterr().err
     assert "about 24 minutes, past its 12" in said and "--all-labels" in said and said == b["left_out"] + "\n"
 
