@@ -43,3 +43,15 @@ def test_python_dash_m_entry_point():
     out = subprocess.run([sys.executable, "-m", "warmstart", "data", "list"], capture_output=True, text=True)
     assert out.returncode == 0
     assert "rotten-tomatoes" in out.stdout and "wiki-leads" in out.stdout
+
+
+def test_the_command_line_starts_without_the_compiler_or_matplotlib():
+    """Every command builds the whole parser first: torch.compile's machinery (1.7 s) and matplotlib (0.6 s)
+    wait until a command needs them (nn/outside_compile.py; the plots import where they draw)."""
+    code = (
+        "import sys; from warmstart.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in ('torch._dynamo', 'matplotlib', 'matplotlib.pyplot') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -31,7 +31,6 @@ from warmstart.config import opt
 from warmstart.data.catalog import open_dataset
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
-from warmstart.report.plots import line_plot
 from warmstart.train.checkpoint import write_json
 
 
@@ -344,6 +343,8 @@ def evaluate_prompting(run_dir, dataset: str, cfg: PromptConfig, split: str = "t
         series["calibrated"] = (ks, [r["calibrated"]["mean"] for r in results])
     series["majority class"] = (ks, [baseline] * len(ks))
     title = f"Few-shot prompting on {dataset} ({split}, {len(examples)} examples)"
+    from warmstart.report.plots import line_plot  # matplotlib: not at the command line's start-up
+
     result["plot"] = str(line_plot(series, title, "demonstrations k", "accuracy", out / "prompting.png"))
     return result
 

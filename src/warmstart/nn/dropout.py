@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from warmstart.nn.outside_compile import outside_compile
 from warmstart.nn.splitmix import GAMMA, mix
 
 _STEPS = 65536
@@ -66,7 +67,7 @@ class _Dropout(torch.autograd.Function):
         return (grad * mask).mul_(_STEPS / (_STEPS - ctx.q)), None, None
 
 
-@torch.compiler.disable  # train.compile: the numba mask stays outside the graph (a graph break)
+@outside_compile  # train.compile: the numba mask stays outside the graph (a graph break)
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     """``x`` with each element zeroed with probability ~``p`` (see above), the rest scaled up."""
     if not training or p == 0:

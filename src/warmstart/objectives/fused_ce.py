@@ -26,6 +26,8 @@ import threading
 import torch
 from torch.autograd.function import once_differentiable
 
+from warmstart.nn.outside_compile import outside_compile
+
 _BUFFERS = threading.local()
 
 
@@ -104,7 +106,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         return grads[0], grads[1], grads[2], None, None, None, None, None, None, None
 
 
-@torch.compiler.disable  # train.compile: runs as written (a graph break); dynamo cannot trace its buffers
+@outside_compile  # train.compile: runs as written (a graph break); dynamo cannot trace its buffers
 def linear_cross_entropy(
     hidden: torch.Tensor,
     weight: torch.Tensor,

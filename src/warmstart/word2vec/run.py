@@ -18,7 +18,7 @@ from warmstart.config import opt
 from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_overlap
 from warmstart.train.rundir import check_free, open_run_dir, save_config, settle
-from warmstart.word2vec import evaluate, io, plot
+from warmstart.word2vec import evaluate, io
 from warmstart.word2vec.train import Word2VecConfig, train
 from warmstart.word2vec.vectors import WordVectors
 from warmstart.word2vec.words import corpus_documents
@@ -68,6 +68,8 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     markdown = scores.pop("markdown")
     (run_dir / "metrics.json").write_text(json.dumps({"train": stats, **scores}, indent=2) + "\n")
     (run_dir / "evaluation.md").write_text(markdown + "\n")
+    from warmstart.word2vec import plot  # matplotlib: not at the command line's start-up
+
     try:
         picture = plot.projection_png(
             wv, plot.COUNTRY_CAPITAL + plot.COMPARATIVES, run_dir / "projection.png", title="word2vec, PCA"
