@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import yaml
 
 from tests.helpers.data import choice_records
 from warmstart.cli.main import main
@@ -84,16 +85,20 @@ def test_wrong_kind_of_dataset_for_the_task(tiny_pretrained, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "rotten-tomatoes is a labeled dataset but task tagging needs a tagging dataset" in err
     assert "(task.name=classification)" in err  # the task that fits, named
-    argv = [
-        "finetune",
-        "--init",
-        str(tiny_pretrained),
-        "--dataset",
-        "brown-pos",
-        "--out",
-        str(tmp_path / "y"),
-    ]
-    assert main(argv) == 2 and "the task that fits (task.name=tagging)" in capsys.readouterr().err
+    argv = ["finetune", "--task", "classification", "--init", str(tiny_pretrained), "--dataset", "brown-pos"]
+    assert main([*argv, "--out", str(tmp_path / "y")]) == 2
+    assert "the task that fits (task.name=tagging)" in capsys.readouterr().err
+
+
+def test_a_run_that_names_no_task_takes_the_one_its_dataset_fits(tiny_pretrained, tmp_path, capsys):
+    """As `warmstart study` does: tagged words are a tagging run, said in one line (the name given wins)."""
+    run = tmp_path / "pos"
+    argv = ["finetune", "--init", str(tiny_pretrained), "--dataset", "brown-pos", "--out", str(run)]
+    limits = ["data.train_limit=64", "data.validation_limit=32", "data.test_limit=32", "task.max_length=48"]
+    assert main([*argv, "--epochs", "1", *limits, "task.unseen_tags=fallback", *FAST]) == 0
+    assert "brown-pos is a tagging dataset: task.name=tagging" in capsys.readouterr().err
+    assert yaml.safe_load((run / "config.yaml").read_text())["task"]["name"] == "tagging"
+    assert "accuracy" in json.loads((run / "test_metrics.json").read_text())["test"]
 
 
 def test_frozen_strategy_trains_only_the_head(tiny_pretrained, rt_small, tmp_path, capsys):

@@ -44,7 +44,7 @@ from warmstart.objectives.sift import SiftConfig, attach
 from warmstart.paths import refuse_overlap
 from warmstart.registry import OBJECTIVES, TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
-from warmstart.tasks.base import EvalBatches, Task, TaskConfig, task_splits
+from warmstart.tasks.base import EvalBatches, Task, TaskConfig, fitting_task, task_splits
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.multitask import MultitaskConfig
@@ -159,6 +159,7 @@ def finetune(
 ) -> dict:
     """Run every seed of the config; returns {"runs": {seed: result}, "summary": ... (2+ seeds)}."""
     cfg, explicit = _config(config_file, flags, overrides, resume)
+    cfg = dataclasses.replace(cfg, task=fitting_task(cfg.task, cfg.data, explicit, resume))  # as study does
     task = lookup(TASKS, "task", cfg.task.name)(cfg.task)
     # a bad --init (its weights too), labels or strategy fail here, before the run directory exists
     init = read_pretrained(warmstart_dir(cfg.init) or cfg.init, random_init=cfg.from_scratch)  # read once

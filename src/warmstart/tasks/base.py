@@ -21,6 +21,7 @@ Records are plain dicts, one schema per dataset kind:
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ from warmstart.tasks.readers import TokenIds, bind_heads
 class TaskConfig:
     name: str = opt(
         "classification",
-        "task: classification, tagging, extractive_qa, multiple_choice, text_to_text, multitask",
+        "task: classification, tagging, extractive_qa, multiple_choice, text_to_text, multitask (not given: "
+        "the one the dataset's kind fits, e.g. tagging for brown-pos)",
     )
     problem: str = opt(
         "single_label",
@@ -176,6 +178,19 @@ def task_splits(task: Task, cfg) -> tuple[dict[str, list[dict]], str]:
 
 FITS = {"labeled": "classification", "tagging": "tagging", "qa": "extractive_qa",
         "choice": "multiple_choice", "seq2seq": "text_to_text"}  # fmt: skip  # a dataset's kind -> its task
+
+
+def fitting_task(task: TaskConfig, d, explicit: dict, resume) -> TaskConfig:
+    """The task of a new run that names none: the one its dataset's kind fits (brown-pos, tagged words:
+    tagging; wiki-qa: extractive_qa), said in one line on stderr, as `warmstart study` picks it."""
+    if resume or "name" in explicit.get("task", {}) or not (d.dataset or split_files(d)):
+        return task
+    data = open_finetune_data(d)
+    fits = FITS.get(data.kind, task.name)
+    if fits != task.name:
+        name = data.name if split_files(d) else shown(d.dataset)
+        print(f"{name} is a {data.kind} dataset: task.name={fits}", file=sys.stderr)
+    return dataclasses.replace(task, name=fits)
 
 
 def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
