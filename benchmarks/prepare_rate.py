@@ -16,6 +16,9 @@ on every 5th document. Each row runs in a child process:
   that row drops the repeats and tokenizes one copy: compare its time, not its tokens); ``--torchrun K`` a
   row with ``torchrun --standalone --nproc_per_node K -m warmstart prepare`` (one machine, K processes).
 
+``--repeat N`` (default 3) runs the rows in turn N times (ABAB..., so a machine that slows down or speeds up
+meanwhile weighs on every row alike) and gives each row's median run, every run's seconds beside it.
+
 Prints a Markdown table and one JSON line. Files go to a temp dir and are deleted (``--keep``).
 
     python benchmarks/prepare_rate.py                      # 104 MB
@@ -99,10 +102,16 @@ def prepare_row(name: str, corpus: Path, tokenizer: Path, out: Path, extra: list
     }
 
 
+def median(runs) -> dict:
+    """The run of median seconds, with every run's seconds under ``runs``."""
+    ranked = sorted(runs, key=lambda r: r["seconds"])
+    return {**ranked[(len(ranked) - 1) // 2], "runs": [r["seconds"] for r in runs]}
+
+
 def table(rows: list[dict], best: float) -> str:
     lines = [
-        "| row | tokens | seconds (wall) | tokens/s | of tokenizers, all cores |",
-        "|---|---:|---:|---:|---:|",
+        "| row | tokens | seconds (wall) | every run (s) | tokens/s | of tokenizers, all cores |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         rate = r["tokens"] / r["seconds"]
@@ -110,6 +119,7 @@ def table(rows: list[dict], best: float) -> str:
             r["row"],
             f"{r['tokens']:,}",
             f"{r['seconds']:.1f} ({r['wall']:.1f})",
+            ", ".join(f"{x:.1f}" for x in r["runs"]),
             f"{rate:,.0f}",
             f"{rate / best:.0%}",
         ]
@@ -123,6 +133,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a 2 MB corpus: checks that the script runs")
     ap.add_argument("--dedupe", action="store_true", help="add a row: warmstart prepare --dedupe")
     ap.add_argument("--torchrun", type=int, default=0, metavar="K", help="add a row: prepare on K processes")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each row, in turn (median shown)")
     ap.add_argument("--dir", help="work directory (default: a new temp dir under /tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the corpus and the tokenizer")
     ap.add_argument("--encode-only", nargs=2, metavar=("CORPUS", "TOKENIZER"), help=argparse.SUPPRESS)
@@ -143,18 +154,20 @@ def main() -> None:
             f"corpus: {nbytes / 1e6:.1f} MB, wiki-leads + news repeated; {cores} cores; work dir {work}",
             flush=True,
         )
-        rows = [
-            tokenizers_row("tokenizers encode_batch, 1 core", corpus, tokenizer, "1"),
-            tokenizers_row(f"tokenizers encode_batch, all {cores} cores", corpus, tokenizer, None),
-            prepare_row("warmstart prepare", corpus, tokenizer, work / "shards", [], 0),
+        shards = work / "shards"
+        runs = [
+            lambda: tokenizers_row(f"tokenizers encode_batch, all {cores} cores", corpus, tokenizer, None),
+            lambda: prepare_row("warmstart prepare", corpus, tokenizer, shards, [], 0),
         ]
         if args.dedupe:
-            rows.append(
-                prepare_row("warmstart prepare --dedupe", corpus, tokenizer, work / "shards", ["--dedupe"], 0)
+            runs.append(
+                lambda: prepare_row("warmstart prepare --dedupe", corpus, tokenizer, shards, ["--dedupe"], 0)
             )
         if args.torchrun:
             name = f"torchrun --nproc_per_node {args.torchrun} warmstart prepare"
-            rows.append(prepare_row(name, corpus, tokenizer, work / "shards", [], args.torchrun))
+            runs.append(lambda: prepare_row(name, corpus, tokenizer, shards, [], args.torchrun))
+        one_core = tokenizers_row("tokenizers encode_batch, 1 core", corpus, tokenizer, "1")
+        rows = [median([one_core]), *map(median, zip(*[[run() for run in runs] for _ in range(args.repeat)]))]
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -11,6 +11,7 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.counterfactual import augmented_texts
 from warmstart.data.dataset import DataOptions
 from warmstart.data.shard_writer import prepare_shards
+from warmstart.data.split_streams import split_streams
 from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_overlap
 
@@ -99,7 +100,7 @@ def prepare_corpus(
     ``dedupe``: exact duplicate documents dropped (data/dedupe.py); ``among_processes``: under torchrun, the
     tokenizing shared among the processes (data/prepare_ranks.py)."""
     refuse_overlap(out_dir, {**{f"corpus {n}": n for n in names}, "--tokenizer": tokenizer_dir})
-    by_split = {s: corpus_texts(names, opts, s) for s in splits}
+    by_split = split_streams([open_dataset(n, opts) for n in names], splits)  # one reading pass
     source = {
         "corpus": list(names),
         "split_seed": opts.split_seed,

@@ -42,13 +42,14 @@ class Dataset:
         options: DataOptions,
         read_split: Callable[[str], Iterable[dict]] | None = None,
         split_note: str | None = None,
+        read_routed: Callable[[tuple[str, ...]], Iterable[tuple[str, dict]]] | None = None,
     ):
         self.name, self.kind, self.description = name, kind, description
         self.licence, self.source = licence, source
         self.options = options
         self.fractions = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)
         self.split_note = split_note or splits.describe(options.split_seed, *self.fractions)
-        self._read, self._read_split = read, read_split
+        self._read, self._read_split, self._read_routed = read, read_split, read_routed
         self._stats: tuple[dict, Counter, int] | None = None
         self._kept: list[tuple[str, dict]] | None = None  # keep_in_memory(): (split, record), in order
         self.origin: str | None = None  # own splits: where each came from, one line said to the user
@@ -69,6 +70,24 @@ class Dataset:
         if self._kept is not None:
             return (dict(r) for part, r in self._kept if split in ("all", part))
         return self._records(split)
+
+    def routed(self, wanted: Iterable[str]) -> Iterator[tuple[str, dict]]:
+        """(split, record) of the ``wanted`` splits in one pass: given splits one after the other, a hashed
+        split in the order of the records, each record hashed once (data/split_streams.py)."""
+        wanted = tuple(wanted)
+        if self._kept is not None:
+            yield from ((part, dict(r)) for part, r in self._kept if part in wanted)
+        elif self._read_routed is not None:  # splits carved from a part: read it once (splits.Carving)
+            yield from self._read_routed(wanted)
+        elif self._read_split is not None:
+            for part in (s for s in splits.SPLITS if s in wanted):
+                yield from ((part, r) for r in self._read_split(part))
+        else:
+            seed, (validation, test) = self.options.split_seed, self.fractions
+            for record in self._read():
+                part = splits.record_split(record, seed, validation, test)
+                if part in wanted:
+                    yield part, record
 
     def keep_in_memory(self) -> Dataset:
         """Read the data once and serve later reads from memory, in the same order (packaged data read again

@@ -1,5 +1,10 @@
 """``hf:NAME[:CONFIG]``: a dataset from the Hugging Face hub through the `datasets` library (offline:
-its cache)."""
+its cache).
+
+A corpus (read with no label column: `prepare`, `pretrain --corpus`, `tokenizer train`) is streamed
+(``streaming=True``): its rows come as they download, nothing is written to the `datasets` cache, and a
+corpus larger than the disk prepares. Where streaming fails (offline), the cached copy is read if there is
+one. A labeled set is loaded whole: finetuning reads it again every epoch."""
 
 from __future__ import annotations
 
@@ -21,6 +26,23 @@ def _label(value, name: str) -> str:
         raise WarmstartError(f"hf:{name}: {exc}", "pick a split or config whose labels are set") from None
 
 
+def _load(datasets, name: str, config: str, stream: bool):
+    """The DatasetDict (``stream``: an IterableDatasetDict, falling back to the cache), or one clear line."""
+    if stream:
+        try:
+            return datasets.load_dataset(name, config or None, streaming=True)
+        except Exception:  # offline: a copy downloaded before is in the cache
+            pass
+    try:
+        return datasets.load_dataset(name, config or None)
+    except Exception as exc:  # offline, unknown name, bad config: all one clear line
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise WarmstartError(
+            f"could not load hf:{name}: {reason}",
+            "check the name and your network, or download it and pass a local file",
+        ) from None
+
+
 def hf_dataset(spec: str, options: DataOptions) -> Dataset:
     name, _, config = spec.removeprefix("hf:").partition(":")
     try:
@@ -30,17 +52,11 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
             f"hf:{name} needs the 'datasets' package, which is not installed",
             "pip install datasets  (or pip install 'warmstart[hf]')",
         ) from None
-    try:
-        loaded = datasets.load_dataset(name, config or None)
-    except Exception as exc:  # offline, unknown name, bad config: all one clear line
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise WarmstartError(
-            f"could not load hf:{name}: {reason}",
-            "check the name and your network, or download it and pass a local file",
-        ) from None
+    loaded = _load(datasets, name, config, stream=options.label_column is None)
     parts = {key: loaded[key] for key in loaded.keys()}
     first = next(iter(parts.values()))
-    columns, features = list(first.column_names), first.features
+    columns = list(first.column_names or next(iter(first), {}))  # a stream may not know them before a row
+    features = first.features or {}
     wanted = [c for c in (options.text_column, options.text_pair_column) if c is not None]
     for column in wanted:
         if column not in columns:
@@ -87,5 +103,6 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
         lambda: (r for s in splits.SPLITS for r in read_split(s)),
         options,
         read_split=read_split,
+        read_routed=lambda wanted: carve.routed(readers, wanted),
         split_note=note,
     )

@@ -52,6 +52,7 @@ class Lines:
 
     def __init__(self, path: str | Path, strict: bool = False, limit: int | None = None):
         self.path = Path(path)
+        self._compressed = compressed.compression(self.path) is not None  # once, not per line
         self.strict = strict
         self.limit = MAX_LINE_BYTES if limit is None else limit
         self.bad = 0
@@ -72,7 +73,7 @@ class Lines:
                 yield self._decode(raw, number)
 
     def _readline(self, fh, size: int, number: int) -> bytes:
-        if not compressed.compression(self.path):
+        if not self._compressed:
             return fh.readline(size)
         try:
             return fh.readline(size)

@@ -28,16 +28,8 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from warmstart.data.shard_writer import (
-    SplitWriter,
-    StopOnSignal,
-    batches,
-    check_out,
-    finish,
-    prefetched,
-    split_entry,
-    temp_prefix,
-)
+from warmstart.data.batch_pipeline import batches, prefetched
+from warmstart.data.shard_writer import SplitWriter, StopOnSignal, check_out, finish, split_entry, temp_prefix
 from warmstart.data.shards import token_dtype
 from warmstart.errors import WarmstartError
 

@@ -13,10 +13,8 @@ first.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import queue
 import re
 import shutil
 import signal
@@ -24,13 +22,14 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from warmstart.atomic import check_writable
+from warmstart.data.batch_pipeline import batches, encoded_in_order, prefetched
 from warmstart.data.dedupe import Dedupe
 from warmstart.data.shards import FORMAT, FORMAT_VERSION, token_dtype
 from warmstart.errors import Stopped, WarmstartError
@@ -38,44 +37,6 @@ from warmstart.outputs import mark, refuse_foreign
 from warmstart.tokenization.tokenizer import Tokenizer
 
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-
-
-def batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
-    it = iter(texts)
-    while batch := list(itertools.islice(it, size)):
-        yield batch
-
-
-def prefetched(batches: Iterator[list[str]], depth: int = 4) -> Iterator[list[str]]:
-    """Read the next batches in a thread while the tokenizer (Rust, GIL released) encodes this one."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for b in batches:
-                if stop.is_set():
-                    return
-                q.put(b)
-            q.put(done)
-        except BaseException as e:  # re-raised in the consumer
-            q.put(e)
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
-    try:
-        while (item := q.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                thread.join(0.01)
 
 
 class SplitWriter:
@@ -263,11 +224,9 @@ def _tokenize_split(tmp: Path, split: str, texts, tokenizer, bar, batch_size: in
     writer = SplitWriter(tmp, split, token_dtype(tokenizer.vocab_size), int(shard_tokens))
     sep, input_bytes = int(tokenizer.doc_sep_id), 0
     try:
-        for batch in prefetched(batches(texts, batch_size)):
-            nbytes = sum(len(t.encode("utf-8")) for t in batch if t)
-            docs = [t for t in batch if t and not t.isspace()]
-            if docs:
-                writer.write_docs(tokenizer.encode_batch(docs), sep)
+        for nbytes, ids in encoded_in_order(prefetched(batches(texts, batch_size)), tokenizer):
+            if ids:
+                writer.write_docs(ids, sep)
             input_bytes += nbytes
             bar.update(nbytes)
             bar.set_postfix_str(f"docs={writer.num_docs:,} tokens={writer.num_tokens:,}", refresh=False)

@@ -110,6 +110,7 @@ def combine(
         lambda: (r for s in splits.SPLITS for r in read_split(s)),
         options,
         read_split=read_split,
+        read_routed=None if replace else lambda wanted: carve.routed(readers_, wanted),
         split_note=line,
     )
     dataset.origin = line

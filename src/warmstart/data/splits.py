@@ -126,6 +126,20 @@ class Carving:
         for pool in pools:
             yield from filter_split(pool(), split, self.seed, self.validation, self.test)
 
+    def routed(self, parts: dict[str, Callable[[], Iterable[dict]]], wanted) -> Iterator[tuple[str, dict]]:
+        """(split, record) of the ``wanted`` splits in one read of each part: the parts taken as given, then
+        the pool, each of its records hashed once (each split in the order ``read`` gives it)."""
+        for split in (s for s in self.kept if s != "train" and s in wanted):
+            yield from ((split, r) for r in parts[split]())
+        if not any(s == "train" or s in self.carved for s in wanted):
+            return
+        pools = [parts["train"]] if "train" in parts else list(parts.values())
+        for pool in pools:
+            for record in pool():
+                split = record_split(record, self.seed, self.validation, self.test)
+                if split in wanted:
+                    yield split, record
+
 
 def carving(names: Iterable[str], seed: int, validation: float, test: float) -> Carving:
     """How the parts called ``names`` become train/validation/test (see ``Carving``); ``validation`` and

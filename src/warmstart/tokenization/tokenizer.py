@@ -290,8 +290,15 @@ class Tokenizer:
         """Ids of each text without special tokens and without truncation (parallel across cores)."""
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of texts, not one string")
+        return [e.ids for e in self.encodings(texts)]
+
+    def encodings(self, texts: Sequence[str]) -> list:
+        """The `tokenizers` Encodings of ``texts`` (no special tokens, no truncation): the part of
+        ``encode_batch`` that runs without Python's lock (data/batch_pipeline.py overlaps it)."""
+        if isinstance(texts, str):
+            raise TypeError("encodings expects a list of texts, not one string")
         encode = getattr(self._tok, "encode_batch_fast", self._tok.encode_batch)  # no offsets: ~20% faster
-        return [e.ids for e in encode(list(texts), add_special_tokens=False)]
+        return encode(list(texts), add_special_tokens=False)
 
     def encode_pairs(
         self,
