@@ -134,6 +134,8 @@ HF_NAMES: dict[str, str | tuple[str, ...]] = {
     "save_total_limit": "keep_last",
     "early_stopping_patience": "early_stopping",
     "output_dir": "out",
+    "model_name_or_path": "init",
+    "dataset_name": ("dataset", "corpus"),
     "max_seq_length": ("max_length", "seq_len"),
     "max_length": ("max_length", "seq_len"),
 }

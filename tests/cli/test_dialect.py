@@ -81,6 +81,30 @@ def test_a_prefix_of_a_flag_is_an_unknown_flag(capsys):
     assert "did you mean --epochs?" in line
 
 
+@pytest.mark.parametrize(
+    "command, typed, hint",
+    [
+        ("finetune", "--learning_rate", "--lr"),
+        ("finetune", "--num_train_epochs", "--epochs"),
+        ("finetune", "--per_device_train_batch_size", "--batch-size"),
+        ("finetune", "--model_name_or_path", "--init"),
+        ("finetune", "--output_dir", "--out"),
+        ("finetune", "--overwrite_output_dir", "--overwrite"),
+        ("finetune", "--gradient_accumulation_steps", "train.grad_accum=VALUE"),
+        ("finetune", "--weight_decay", "train.weight_decay=VALUE"),
+        ("finetune", "--bf16", "train.bf16=true"),
+        ("pretrain", "--max_seq_length", "--seq-len"),
+        ("pretrain", "--dataset_name", "--corpus"),
+    ],
+)
+def test_a_transformers_flag_names_the_flag_or_key_it_means_here(capsys, command, typed, hint):
+    """A transformers (TrainingArguments / run_glue.py) habit gets this command's own spelling."""
+    line = fails(capsys, command, "--out", "o", typed, "3")
+    assert f"unrecognized arguments: {typed}" in line and line.endswith(
+        f"did you mean {hint}? (see warmstart {command} --help)"
+    )
+
+
 PARSE_ERRORS = [["finetune", "--epoch", "1"], ["pretrain", "--steps"], ["word2vec", "train", "--x"]]
 
 

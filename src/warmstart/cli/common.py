@@ -40,16 +40,39 @@ def unknown_command(prog: str, typed: str, names: list[str]) -> str:
 
 
 def unknown_arguments(parser: argparse.ArgumentParser, extra: list[str]) -> str:
-    """``unrecognized arguments: --epoch 1; did you mean --epochs?``"""
+    """``unrecognized arguments: --epoch 1; did you mean --epochs?`` (``--learning_rate``: ``--lr``)."""
     options = [s for action in parser._actions for s in action.option_strings]
     close = [
         match
         for x in extra
         if x.startswith("--")
-        for match in difflib.get_close_matches(x.split("=", 1)[0], options, n=1, cutoff=0.75)
+        for match in meant(parser, x, options)
+        or difflib.get_close_matches(x.split("=", 1)[0], options, n=1, cutoff=0.75)
     ]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return f"unrecognized arguments: {' '.join(extra)}{hint}"
+
+
+# transformers' script flags that are warmstart flags rather than config keys
+HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--resume"}
+
+
+def meant(parser: argparse.ArgumentParser, typed: str, options: list[str]) -> list[str]:
+    """What a transformers user meant by ``--typed``: this command's flag for the same setting (``--lr`` for
+    ``--learning_rate``), else its config key to give as KEY=VALUE (``train.grad_accum=N``); [] for none."""
+    from warmstart.config import HF_NAMES, close_keys
+
+    name = typed.split("=", 1)[0].lstrip("-").replace("-", "_")
+    if name in HF_FLAGS:
+        return [HF_FLAGS[name]] if HF_FLAGS[name] in options else []
+    keys = getattr(parser, "config_keys", {})
+    leaves = HF_NAMES.get(name, name)
+    leaves = (leaves,) if isinstance(leaves, str) else leaves
+    same = [k for k in close_keys(name, list(keys)) if k.rpartition(".")[2] in leaves] if keys else []
+    if not same:
+        return []
+    flag = getattr(parser, "flag_of_key", {}).get(same[0])
+    return [flag or f"{same[0]}={'true' if keys[same[0]] == 'bool' else 'VALUE'}"]
 
 
 def leaf_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -80,6 +103,8 @@ def dest_of(flag: str, kw: dict) -> str:
 def config_flags(p: argparse.ArgumentParser, rows: dict, table: list[tuple[str, str, dict]]) -> None:
     """Flags that set config keys: [(flag, dotted key, add_argument keywords)]. Type and help come from the
     config field (its help, key and the default this command runs with); ``also`` adds spellings."""
+    p.config_keys = {key: tp for key, (tp, _, _) in rows.items()}  # what an unknown flag meant (``meant``)
+    p.flag_of_key = {key: flag for flag, key, _ in table}
     for flag, key, kw in table:
         kw = dict(kw)
         tp, default, text = rows[key]
