@@ -171,3 +171,23 @@ def test_list_shows_an_unbuilt_derived_set_and_never_fails(test_cache):
     row = next(line for line in out.stdout.splitlines() if line.startswith("wiki-ner-silver"))
     assert "not built" in row and "warmstart data build wiki-ner-silver" in row
     assert "brown-pos" in out.stdout and "57,340" in out.stdout
+
+
+def test_an_unreachable_hub_is_asked_once_for_a_corpus(monkeypatch):
+    """A corpus is streamed; with the hub out of reach that is said at once, not asked again whole."""
+    calls = []
+
+    def load(name, config=None, streaming=False):
+        calls.append(streaming)
+        raise ConnectionError("Couldn't reach 'wikitext' on the Hub (ConnectionError)")
+
+    for flag in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(flag, raising=False)
+    monkeypatch.setitem(sys.modules, "datasets", fake_datasets(load))
+    with pytest.raises(WarmstartError, match="could not load hf:wikitext: Couldn't reach"):
+        open_dataset("hf:wikitext", DataOptions(label_column=None))
+    assert calls == [True]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # offline: the cache, read whole (a stream cannot be)
+    with pytest.raises(WarmstartError):
+        open_dataset("hf:wikitext", DataOptions(label_column=None))
+    assert calls == [True, False]

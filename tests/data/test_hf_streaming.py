@@ -25,7 +25,8 @@ print(json.dumps({"kind": d.kind, "train": list(d.texts("train")), "all": len(li
 
 
 def _read(folder, how, home):
-    env = {**os.environ, "HF_HOME": str(home), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_HOME": str(home)}  # a local folder: no network asked, online or not
+    env = {k: v for k, v in env.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
     done = subprocess.run(
         [sys.executable, "-c", READ, str(folder), how], capture_output=True, text=True, env=env, timeout=300
     )

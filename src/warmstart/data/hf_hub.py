@@ -3,17 +3,27 @@ its cache).
 
 A corpus (read with no label column: `prepare`, `pretrain --corpus`, `tokenizer train`) is streamed
 (``streaming=True``): its rows come as they download, nothing is written to the `datasets` cache, and a
-corpus larger than the disk prepares. Where streaming fails (offline), the cached copy is read if there is
-one. A labeled set is loaded whole: finetuning reads it again every epoch."""
+corpus larger than the disk prepares. Offline (HF_HUB_OFFLINE), the cached copy is read whole. A labeled set
+is loaded whole: finetuning reads it again every epoch."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 from warmstart.data import splits
 from warmstart.data.dataset import DataOptions, Dataset
 from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
+
+OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+UNREACHABLE = {
+    "OfflineModeIsEnabled",
+    "LocalEntryNotFoundError",
+    "ConnectionError",
+    "Timeout",
+    "ConnectTimeout",
+}
 
 
 def _label(value, name: str) -> str:
@@ -27,20 +37,37 @@ def _label(value, name: str) -> str:
 
 
 def _load(datasets, name: str, config: str, stream: bool):
-    """The DatasetDict (``stream``: an IterableDatasetDict, falling back to the cache), or one clear line."""
-    if stream:
+    """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
+    HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
+    hub is said at once, not asked twice."""
+    if stream and not _offline():
         try:
             return datasets.load_dataset(name, config or None, streaming=True)
-        except Exception:  # offline: a copy downloaded before is in the cache
-            pass
+        except Exception as exc:
+            if _unreachable(exc):
+                raise _cannot_load(name, exc) from None
+            # else a dataset that cannot stream: loaded whole below
     try:
         return datasets.load_dataset(name, config or None)
     except Exception as exc:  # offline, unknown name, bad config: all one clear line
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise WarmstartError(
-            f"could not load hf:{name}: {reason}",
-            "check the name and your network, or download it and pass a local file",
-        ) from None
+        raise _cannot_load(name, exc) from None
+
+
+def _offline() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in OFFLINE)
+
+
+def _unreachable(exc: Exception) -> bool:
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    return bool(names & UNREACHABLE) or isinstance(exc, ConnectionError) or "Couldn't reach" in str(exc)
+
+
+def _cannot_load(name: str, exc: Exception) -> WarmstartError:
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+    return WarmstartError(
+        f"could not load hf:{name}: {reason}",
+        "check the name and your network, or download it and pass a local file",
+    )
 
 
 def hf_dataset(spec: str, options: DataOptions) -> Dataset:
