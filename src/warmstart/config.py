@@ -141,9 +141,9 @@ HF_NAMES: dict[str, str | tuple[str, ...]] = {
 }
 
 
-def close_keys(key: str, valid: list[str]) -> list[str]:
-    """Valid keys the user probably meant: the same setting by its last part (``lr`` -> ``train.lr``), by
-    its transformers name (``learning_rate`` -> ``train.lr``), else close spellings (``train.lrr``)."""
+def same_setting(key: str, valid: list[str]) -> list[str]:
+    """Valid keys of the same setting as ``key``: by its last part (``lr`` -> ``train.lr``) or by its
+    transformers name (``learning_rate`` -> ``train.lr``); the typed section first, then train.*."""
     section, _, typed = key.rpartition(".")
     names = HF_NAMES.get(typed, typed)
     for leaf in (names,) if isinstance(names, str) else names:
@@ -152,9 +152,16 @@ def close_keys(key: str, valid: list[str]) -> list[str]:
             break
     if same and typed in HF_NAMES and any(k.startswith("train.") for k in same):
         same = [k for k in same if k.startswith("train.")]  # a transformers name means its training argument
-    if same:  # the typed section first, then train.* (transformers' names are training arguments)
-        same.sort(key=lambda k: (k.rpartition(".")[0] != section, not k.startswith("train."), len(k)))
-        return same[:3]
+    same.sort(key=lambda k: (k.rpartition(".")[0] != section, not k.startswith("train."), len(k)))
+    return same[:3]
+
+
+def close_keys(key: str, valid: list[str]) -> list[str]:
+    """Valid keys the user probably meant: the same setting (``same_setting``), else close spellings
+    (``train.lrr``)."""
+    same = same_setting(key, valid)
+    if same:
+        return same
     scored = sorted(((difflib.SequenceMatcher(None, k, key).ratio(), k) for k in valid), reverse=True)
     best = scored[0][0] if scored else 0.0  # close spellings, but none far behind the closest
     return [k for ratio, k in scored[:3] if ratio >= max(0.5, best - 0.1)]

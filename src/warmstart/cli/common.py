@@ -60,15 +60,13 @@ HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--
 def meant(parser: argparse.ArgumentParser, typed: str, options: list[str]) -> list[str]:
     """What a transformers user meant by ``--typed``: this command's flag for the same setting (``--lr`` for
     ``--learning_rate``), else its config key to give as KEY=VALUE (``train.grad_accum=N``); [] for none."""
-    from warmstart.config import HF_NAMES, close_keys
+    from warmstart.config import same_setting
 
     name = typed.split("=", 1)[0].lstrip("-").replace("-", "_")
     if name in HF_FLAGS:
         return [HF_FLAGS[name]] if HF_FLAGS[name] in options else []
     keys = getattr(parser, "config_keys", {})
-    leaves = HF_NAMES.get(name, name)
-    leaves = (leaves,) if isinstance(leaves, str) else leaves
-    same = [k for k in close_keys(name, list(keys)) if k.rpartition(".")[2] in leaves] if keys else []
+    same = same_setting(name, list(keys))
     if not same:
         return []
     flag = getattr(parser, "flag_of_key", {}).get(same[0])

@@ -83,11 +83,7 @@ class Dataset:
             for part in (s for s in splits.SPLITS if s in wanted):
                 yield from ((part, r) for r in self._read_split(part))
         else:
-            seed, (validation, test) = self.options.split_seed, self.fractions
-            for record in self._read():
-                part = splits.record_split(record, seed, validation, test)
-                if part in wanted:
-                    yield part, record
+            yield from splits.route(self._read(), self.options.split_seed, *self.fractions, wanted)
 
     def keep_in_memory(self) -> Dataset:
         """Read the data once and serve later reads from memory, in the same order (packaged data read again

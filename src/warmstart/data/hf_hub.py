@@ -40,7 +40,7 @@ def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
     hub is said at once, not asked twice."""
-    if stream and not _offline():
+    if stream and not hf_offline(*OFFLINE):
         try:
             return datasets.load_dataset(name, config or None, streaming=True)
         except Exception as exc:
@@ -53,8 +53,9 @@ def _load(datasets, name: str, config: str, stream: bool):
         raise _cannot_load(name, exc) from None
 
 
-def _offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in OFFLINE)
+def hf_offline(*variables: str) -> bool:
+    """Whether one of Hugging Face's offline variables is set (hub/convert.py asks HF_HUB_OFFLINE)."""
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on") for v in variables)
 
 
 def _unreachable(exc: Exception) -> bool:

@@ -89,9 +89,18 @@ def filter_split(
     if split == "all":
         yield from records
         return
+    yield from (record for _, record in route(records, seed, validation, test, (split,)))
+
+
+def route(
+    records: Iterable[dict], seed: int, validation: float, test: float, wanted
+) -> Iterator[tuple[str, dict]]:
+    """(split, record) of the records whose split is ``wanted``, each hashed once (``filter_split`` for
+    several splits at a time)."""
     for record in records:
-        if record_split(record, seed, validation, test) == split:
-            yield record
+        split = record_split(record, seed, validation, test)
+        if split in wanted:
+            yield split, record
 
 
 def describe(seed: int, validation: float, test: float) -> str:
@@ -135,10 +144,7 @@ class Carving:
             return
         pools = [parts["train"]] if "train" in parts else list(parts.values())
         for pool in pools:
-            for record in pool():
-                split = record_split(record, self.seed, self.validation, self.test)
-                if split in wanted:
-                    yield split, record
+            yield from route(pool(), self.seed, self.validation, self.test, wanted)
 
 
 def carving(names: Iterable[str], seed: int, validation: float, test: float) -> Carving:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pickle
 import re
 import warnings
@@ -42,6 +41,7 @@ from warmstart.atomic import check_writable
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import model_config
 from warmstart.checkpoints.sentence import declared
+from warmstart.data.hf_hub import hf_offline
 from warmstart.errors import WarmstartError
 from warmstart.hub.adapter import adapter_files, base_state, lora_of, merge_adapters
 from warmstart.hub.config_checks import check_sizes
@@ -167,7 +167,7 @@ def resolve_source(src: str | Path) -> Path:
             f"{src} is not a local directory, and huggingface_hub is not installed to download it",
             "pip install huggingface_hub, or pass a local model directory",
         ) from None
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    offline = hf_offline("HF_HUB_OFFLINE")
     patterns = ["*.json", "*.safetensors", "*.txt", "*.model"]
     try:
         got = Path(snapshot_download(str(src), allow_patterns=patterns, local_files_only=offline))
