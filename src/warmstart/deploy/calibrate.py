@@ -10,6 +10,7 @@ from pathlib import Path
 
 from warmstart.config import WORKDIR
 from warmstart.data.options import FinetuneDataConfig, open_finetune_data
+from warmstart.deploy.onnx_unit import quiet_logs
 from warmstart.errors import WarmstartError
 from warmstart.hub.runs import run_config
 
@@ -56,7 +57,8 @@ def quantize_calibrated(raw: Path, out: Path, feeds: list[dict]) -> None:
         def get_next(self):
             return next(self.feeds, None)
 
-    quantize_static(
-        str(raw), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, op_types_to_quantize=QUANTIZED,
-    )  # fmt: skip
+    with quiet_logs():
+        quantize_static(
+            str(raw), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+            activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, op_types_to_quantize=QUANTIZED,
+        )  # fmt: skip

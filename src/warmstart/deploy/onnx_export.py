@@ -28,7 +28,7 @@ from warmstart.deploy.calibrate import quantize_calibrated, training_feeds
 from warmstart.deploy.onnx_attention import fused_attention
 from warmstart.deploy.onnx_encoder import NAMES, Sentences, check_encoder, sample_inputs
 from warmstart.deploy.onnx_graph import INPUTS, OPSET, Graph, sample_batch, score_method, trace
-from warmstart.deploy.onnx_unit import GRAPH, session
+from warmstart.deploy.onnx_unit import GRAPH, quiet_logs, session
 from warmstart.errors import WarmstartError
 from warmstart.hub.convert import check_out
 from warmstart.hub.on_the_fly import warmstart_dir
@@ -112,7 +112,8 @@ def export_onnx(run, out, overwrite: bool = False, checkpoint: str | None = None
         elif quantize == "int8":
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            quantize_dynamic(str(raw), str(graph), weight_type=QuantType.QInt8, per_channel=True)
+            with quiet_logs():
+                quantize_dynamic(str(raw), str(graph), weight_type=QuantType.QInt8, per_channel=True)
         else:
             raw.rename(graph)
         raw.unlink(missing_ok=True)

@@ -4,7 +4,9 @@ in onnxruntime. predict, evaluate, serve and ``warmstart.load`` take it as they 
 
 from __future__ import annotations
 
+import logging
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,19 @@ def session(path: Path, threads: int | None = None):
     options.intra_op_num_threads = threads or int(os.environ.get("WARMSTART_ONNX_THREADS", 0))
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+@contextmanager
+def quiet_logs():
+    """onnxruntime's quantizer warns on the root logger (to pre-process the graph before quantizing, which
+    the export needs not): kept off the user's terminal while inside."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 class OnnxUnit:

@@ -250,9 +250,17 @@ class Features:
     def metric_batches(self, batch_size: int) -> Iterator[dict]:
         """Batches for metrics, which are sums over examples, so the order is free: rows of similar length
         together (a batch of short sentences is not padded to the longest sentence of the split)."""
+        for _, batch in self.prediction_batches(batch_size):
+            yield batch
+
+    def prediction_batches(self, batch_size: int) -> Iterator[tuple[list[int] | None, dict]]:
+        """(rows, batch): every row once, rows of similar length in tokens together, a batch's predictions
+        in ``rows``' order. Features whose examples span several rows (QA windows) give None for rows:
+        their batches' predictions are the examples in order."""
         order = sorted(range(len(self)), key=self.lengths.__getitem__)
         for i in range(0, len(order), batch_size):
-            yield self.take(order[i : i + batch_size])
+            rows = order[i : i + batch_size]
+            yield rows, self.take(rows)
 
 
 class EvalBatches:

@@ -142,6 +142,9 @@ class HeadsFeatures(Features):
             for batch in part.metric_batches(batch_size):
                 yield {**batch, "task": name}
 
+    def prediction_batches(self, batch_size: int):
+        return ((None, batch) for batch in self.eval_batches(batch_size))  # the examples in order
+
 
 class OneTaskBatches(MixedBatches):
     """``MixedBatches`` whose micro-batch ``i`` holds one task, drawn with its rate (seeded by (seed, i))."""

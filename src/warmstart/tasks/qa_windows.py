@@ -159,6 +159,9 @@ class QAFeatures(Features):
     def metric_batches(self, batch_size: int) -> Iterator[dict]:
         return self.eval_batches(batch_size)  # an example's windows must share a batch
 
+    def prediction_batches(self, batch_size: int) -> Iterator[tuple[None, dict]]:
+        return ((None, batch) for batch in self.eval_batches(batch_size))  # the examples in order
+
     def eval_batches(self, batch_size: int) -> Iterator[dict]:
         """Whole examples per batch: up to ``batch_size`` windows, more when one example has more."""
         begin = 0
