@@ -45,6 +45,13 @@ def snippets(n: int) -> tuple[list[str], list[str]]:
     return [r["text"] for r in records], [r["label"] for r in records]
 
 
+def saved_snippets(work: Path) -> tuple[list[str], list[str]]:
+    """The snippets the parent process wrote into ``work`` (a row's process needs no warmstart: optimum's
+    rows may run in another Python, --peer-python)."""
+    saved = json.loads((work / "snippets.json").read_text(encoding="utf-8"))
+    return saved["texts"], saved["labels"]
+
+
 def prepare(work: Path, run: Path | None, rows: int) -> dict[str, Path]:
     """The finetuned run (``run``, else one finetuned on ``rows`` training rows into ``work`` once) and its
     exports (made once, kept in ``work``): name -> directory (a string saying why, where one cannot be)."""
@@ -109,7 +116,7 @@ def load_row(row: str, dirs: dict[str, str]):
             except ImportError as e:
                 return (
                     f"optimum not installed ({e.name}): optimum[onnxruntime] 2.1 pins transformers<4.58 "
-                    "(pip would downgrade this venv's transformers 5.x), so it was not installed"
+                    "(pip would downgrade this venv's transformers 5.x); --peer-python runs it in a venv of its own"
                 )
             model = _optimum(row, Path(dirs["hf"]))
         tok = transformers.AutoTokenizer.from_pretrained(dirs["hf"])
@@ -139,14 +146,14 @@ def _optimum(row: str, hf: Path):
     return ORTModelForSequenceClassification.from_pretrained(q, file_name="model_quantized.onnx")
 
 
-def measure(row: str, dirs: dict[str, str], n: int, latency: int, threads: int) -> dict:
+def measure(row: str, dirs: dict[str, str], work: Path, latency: int, threads: int) -> dict:
     """One row, in this process: examples/s at batch 64, p50/p95 latency (ms) at batch 1, peak RSS (MB)
     and accuracy."""
     import numpy as np
     import torch
 
     torch.set_num_threads(threads)
-    texts, labels = snippets(n)
+    texts, labels = saved_snippets(work)
     predict = load_row(row, dirs)
     if isinstance(predict, str):
         return {"row": row, "skipped": predict}
@@ -204,23 +211,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=int, default=256, help="snippets timed one at a time (batch 1)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (torch and onnxruntime)")
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=ROWS, help="the rows to run")
+    parser.add_argument(
+        "--peer-python",
+        help="the Python that runs optimum's rows: a venv where optimum[onnxruntime] installs (it pins "
+        "transformers<4.58), e.g. python -m venv /tmp/opt && /tmp/opt/bin/pip install torch==2.13.0 "
+        '"optimum-onnx[onnxruntime]" onnxruntime==<this venv\'s>',
+    )
     parser.add_argument("--row", choices=ROWS, help=argparse.SUPPRESS)  # one row, in a subprocess
     a = parser.parse_args(argv)
     work = Path(a.work).resolve()
     if a.row:
         dirs = json.loads((work / "dirs.json").read_text())
-        print(json.dumps(measure(a.row, dirs, a.snippets, a.latency, a.threads)))
+        print(json.dumps(measure(a.row, dirs, work, a.latency, a.threads)))
         return
     work.mkdir(parents=True, exist_ok=True)
     dirs = {
         k: str(v) for k, v in prepare(work, Path(a.run).resolve() if a.run else None, a.train_rows).items()
     }
     (work / "dirs.json").write_text(json.dumps(dirs))
+    texts, labels = snippets(a.snippets)
+    (work / "snippets.json").write_text(json.dumps({"texts": texts, "labels": labels}), encoding="utf-8")
     env = {**os.environ, "WARMSTART_ONNX_THREADS": str(a.threads), "OMP_NUM_THREADS": str(a.threads)}
     results = []
     for row in a.rows:
         flags = ["--snippets", a.snippets, "--latency", a.latency, "--threads", a.threads]
-        argv_row = [sys.executable, __file__, "--work", work, "--row", row, *flags]
+        python = a.peer_python if a.peer_python and row.startswith("optimum") else sys.executable
+        argv_row = [python, __file__, "--work", work, "--row", row, *flags]
         done = subprocess.run([str(x) for x in argv_row], env=env, capture_output=True, text=True)
         lines = done.stdout.strip().splitlines()
         if done.returncode == 0 and lines:
