@@ -116,7 +116,8 @@ def load_row(row: str, dirs: dict[str, str]):
             except ImportError as e:
                 return (
                     f"optimum not installed ({e.name}): optimum[onnxruntime] 2.1 pins transformers<4.58 "
-                    "(pip would downgrade this venv's transformers 5.x); --peer-python runs it in a venv of its own"
+                    "(pip would downgrade this venv's transformers 5.x); --peer-python runs it in a venv of "
+                    "its own"
                 )
             model = _optimum(row, Path(dirs["hf"]))
         tok = transformers.AutoTokenizer.from_pretrained(dirs["hf"])
