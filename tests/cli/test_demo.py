@@ -1,6 +1,7 @@
 """The demo end to end on the real data with the quick budget: tokenizer, word vectors, MLM, the three
 studies (Brown tags, sentiment, MiniLM), cloze probes, word senses, and a report with the runs' numbers."""
 
+import itertools
 import json
 
 import numpy as np
@@ -97,26 +98,53 @@ def test_a_second_demo_is_refused(demo, capsys):
     assert (demo / "report.md").read_text() == report
 
 
-def test_a_slow_machine_leaves_the_all_label_runs_out_and_says_so(capsys, monkeypatch):
-    """Past the demo's time at this machine's pace after pretraining, the budget loses the all-label runs of
-    part of speech and MiniLM (and nothing else), the ETA follows, and a line says what was left out."""
-    from warmstart.commands import demo, demo_budget
-
+def _paced(monkeypatch, demo_budget, seconds):
+    """A Progress whose first four stages took ``seconds`` (tokenizer, vectors, shards, pretraining)."""
     full = demo_budget.BUDGETS["full"]
-    clock = iter([0.0, 360.0, 360.0, 360.0])  # the first four stages took 360 s: twice the reference's 181
+    clock = itertools.chain([0.0], itertools.repeat(float(sum(seconds))))
     monkeypatch.setattr(demo_budget.time, "perf_counter", lambda: next(clock))
     progress = demo_budget.Progress(full["stages"])
-    for name, seconds in zip(demo_budget.STAGES[:4], (6, 22, 8, 324)):
-        progress.spent[name] = seconds
-    assert progress.projected() > demo_budget.LIMIT  # 360 + 2 x 539 s
+    for name, s in zip(demo_budget.STAGES[:4], seconds):
+        progress.spent[name] = s
+    return full, progress
+
+
+def test_a_slow_machine_leaves_the_all_label_runs_out_and_says_so(capsys, monkeypatch):
+    """Past the demo's time at this machine's pace after pretraining, the budget loses the all-label runs of
+    part of speech and MiniLM (and nothing else, at 1.4x the reference's time), the ETA follows, and a line
+    says what was left out."""
+    from warmstart.commands import demo, demo_budget
+
+    full, progress = _paced(monkeypatch, demo_budget, (4, 16, 6, 228))  # 254 s: 1.4x the reference's 181
+    assert progress.projected() > demo_budget.LIMIT  # 254 + 1.4 x 539 s
     b = demo._few_labels(full, progress, demo_budget.LIMIT)
     assert b["pos"]["fractions"] == [0.1] and b["minilm"]["fractions"] == [0.1]
     assert b["pos"]["full_seeds"] is None and b["sentiment"] == full["sentiment"]
     pos = "part of speech (Brown)"
     assert full["pos"]["fractions"] == [0.1, 1.0] and full["stages"][pos] == 285  # budget unchanged
     assert progress.estimates[pos] == full["few_labels_stages"][pos] < full["stages"][pos]
+    assert progress.projected() <= demo_budget.LIMIT
     said = capsys.readouterr().err
-    assert "about 24 minutes, past its 12" in said and "--all-labels" in said and said == b["left_out"] + "\n"
+    assert "about 17 minutes, past its 12.5" in said and "the sentiment study, the probes" in said
+    assert "--all-labels" in said and said == b["left_out"] + "\n"
+
+
+def test_a_machine_at_twice_the_pace_also_leaves_the_demo_model_sentiment_out(capsys, monkeypatch):
+    """Still past the time without the all-label runs (2x the reference's time), the demo model's own
+    sentiment study (its row said honestly, not one of the claims) goes too, and only it."""
+    from warmstart.commands import demo, demo_budget
+
+    full, progress = _paced(monkeypatch, demo_budget, (6, 22, 8, 326))  # 362 s: 2x the reference's 181
+    b = demo._few_labels(full, progress, demo_budget.LIMIT)
+    assert b["sentiment"] is None and full["sentiment"] is not None
+    assert (
+        b["pos"]["fractions"] == [0.1]
+        and b["minilm"]["fractions"] == [0.1]
+        and b["pos"]["seeds"] == [1, 2, 3]
+    )
+    assert progress.estimates["sentiment, few labels"] == 0 and full["stages"]["sentiment, few labels"] == 50
+    said = capsys.readouterr().err
+    assert "and the demo model's own sentiment study" in said and "the sentiment study," not in said
 
 
 @pytest.mark.slow
@@ -135,3 +163,19 @@ def test_the_report_says_what_ran_when_the_all_label_runs_were_left_out(demo):
     assert "its twin and the most frequent tag with 25% of the labels" in came
     rows = _claims(studies)
     assert rows and not any("100%" in row[2] for row in rows)
+
+
+def test_pretraining_held_to_its_minutes_is_said_and_the_eta_counts_the_steps_that_ran(capsys):
+    """When train.time_budget held the demo's pretraining to fewer steps, the demo says so, the report gets
+    the steps that ran, and the pace behind the ETA compares the stage with the reference's time for those
+    steps (not for all 800, which would make a slow machine look fast and the rest of the ETA short)."""
+    from warmstart.commands import demo, demo_budget
+
+    full = demo_budget.BUDGETS["full"]
+    progress = demo_budget.Progress(full["stages"])
+    b = demo._held(full, progress, 440, full["pretrain_minutes"])
+    assert b["steps_run"] == 440 and "steps_run" not in full and full["steps"] == 800  # the budget unchanged
+    stage = demo_budget.STAGES[3]
+    assert progress.estimates[stage] == pytest.approx(full["stages"][stage] * 440 / 800)
+    said = capsys.readouterr().err
+    assert said == b["held"] + "\n" and "ran 440 of its 800 steps" in said and "held to 4.5 minutes" in said

@@ -188,3 +188,18 @@ def test_accumulation_on_two_processes_equals_it_on_one(runs, small_shards):
     loss, w = _compare(one, two)
     print(f"\naccumulation 2: 1 process x batch 4 vs 2 x batch 2: max loss diff {loss:.2e}, weights {w:.2e}")
     assert loss < TOL and w < TOL
+
+
+def test_a_time_budget_ends_both_processes_at_the_first_process_plan(small_shards, runs, tmp_path):
+    """train.time_budget under torchrun: the first process plans and both follow (a budget of 0.06 s is spent
+    before the plan at step 10, so the plan is step 10); the run ends there whole, with the uninterrupted
+    run's losses up to it."""
+    out = tmp_path / "held"
+    code, err = pretrain(2, small_shards, out, 4, "train.time_budget=0.001")
+    assert code == 0, err
+    said = (tmp_path / "held-log.out").read_text()
+    assert "train.time_budget: 10 of 24 steps fit in 0.001 min" in said
+    assert records(out, "budget")[10]["planned_steps"] == 10 and max(records(out, "train")) == 10
+    assert (out / "final").is_dir() and (out / "checkpoints" / "step-00000010").is_dir()
+    full, held = records(runs["two"], "train"), records(out, "train")
+    assert {s: r["loss"] for s, r in held.items()} == {s: full[s]["loss"] for s in range(1, 11)}

@@ -9,6 +9,7 @@ lost the others stops with one line (distributed.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from warmstart.train.precision import LossScaler, autocast, autocast_dtype
 from warmstart.train.schedule import lr_multiplier
 from warmstart.train.signals import StopRequest
 from warmstart.train.step import step_gradients
+from warmstart.train.time_budget import TimeBudget
 from warmstart.train.trackers.run import Trackers
 
 
@@ -70,8 +72,9 @@ class _Fit:
         betas = (cfg.beta1, cfg.beta2)
         correction = cfg.adam_bias_correction  # false: BERTAdam
         self.optimizer = adamw(unit, cfg.lr, cfg.weight_decay, betas, cfg.eps, lr_scales, correction)
-        warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
-        self.lr_at = lr_multiplier(cfg.schedule, warmup, cfg.steps, cfg.min_lr_ratio, cfg.decay_ratio)
+        self.warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * cfg.steps)
+        self.set_steps(cfg.steps)
+        self.budget = TimeBudget(cfg.time_budget, self.warmup, cfg.steps)
         self.metric, self.mode = chosen_metric(unit, cfg)  # train.metric_for_best_model, or the unit's
         self.dtype = autocast_dtype(cfg)  # bf16, fp16 or None
         self.state = {"step": 0, "best_step": None, "best_value": None}
@@ -82,6 +85,7 @@ class _Fit:
         latest = ddp.main_first(self.ckpt.latest) if resume else None  # the first process tidies up
         if latest is not None:
             self.state.update(self.ckpt.restore(latest, self.unit, self.optimizer))
+            self.set_steps(self.state.get("planned_steps", self.cfg.steps))  # train.time_budget's plan
         ddp.check_batch(self.state, self.cfg.batch_size)  # torchrun: resumed on as many processes
         self.guard = StepGuard(self.cfg.max_bad_steps, self.cfg.spike_factor, self.state)
         self.scaler = LossScaler(self.cfg.fp16, self.device, ddp.sharded(self.unit), self.state)
@@ -101,9 +105,15 @@ class _Fit:
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
         self.new_window()
+        self.budget.start(self.state["step"])  # train.time_budget: the pace counts from here
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
         begin = {"metric": self.metric, "mode": self.mode, "run_dir": str(self.ckpt.run_dir)}
         notify(self.hooks if main else [], "on_train_begin", {**begin, "step": self.state["step"]})
+
+    def set_steps(self, steps: int) -> None:
+        """Train for ``steps`` (train.time_budget plans them): the schedule decays over them."""
+        c = self.cfg = dataclasses.replace(self.cfg, steps=steps)
+        self.lr_at = lr_multiplier(c.schedule, self.warmup, steps, c.min_lr_ratio, c.decay_ratio)
 
     def new_window(self) -> None:
         """Start counting tokens, wall time and batch waits for the next logged window."""
@@ -314,16 +324,16 @@ def fit(
     command: str = "train",
     trackers: Trackers | None = None,
 ) -> dict:
-    """Train ``unit`` for ``cfg.steps`` steps; returns the last evaluation metrics and the best step.
-    ``hooks``: callbacks (train/callbacks.py: on_step, on_log, on_evaluate, on_save, on_train_end;
-    StopTraining ends the run).
+    """Train ``unit`` for ``cfg.steps`` steps (or those train.time_budget plans); returns the last evaluation
+    metrics and the best step. ``hooks``: callbacks (train/callbacks.py: on_step, on_log, on_evaluate,
+    on_save, on_train_end; StopTraining ends the run).
     ``command`` names the warmstart command that continues the run (``warmstart COMMAND --resume RUN``).
     ``trackers``: the caller's (train/trackers/run.py), left open for it to finish; None: the run's own,
     finished here (the run's files) and ended as failed when the run fails."""
     if cfg.reuse_memory:
         keep_freed_memory()
     run = _Fit(unit, train, eval_batches, cfg, checkpointer, lr_scales, hooks)
-    latest = run.restore(resume)
+    latest, cfg = run.restore(resume), run.cfg  # resumed: the steps its train.time_budget planned
     run.open_outputs(resume, latest, desc, trackers)
     step = run.state["step"]
     unit.train()
@@ -345,6 +355,7 @@ def fit(
             step += 1
             run.bar.update(1)
             run.report(step, lr, loss, grad_norm, problem)
+            cfg = run.budget.keep_to(run, step)  # train.time_budget: the steps planned once warmup ends
             paused = time.perf_counter()  # evaluation and checkpoint time is left out of tokens/s
             if (cfg.eval_every and step % cfg.eval_every == 0) or step == cfg.steps:
                 run.validate(step)

@@ -29,6 +29,11 @@ from warmstart.train.schedule import SCHEDULES
 @dataclass
 class TrainConfig:
     steps: int = opt(1000, "optimizer steps to train for")
+    time_budget: float = opt(
+        0.0,
+        "minutes of wall time to hold the run to (0 = off): when warmup ends, the steps that fit at the pace "
+        "so far (at most train.steps) are planned and the schedule decays over them",
+    )
     batch_size: int = opt(
         32, "sequences per micro-batch in each process (torchrun: the global batch is N x this)"
     )
@@ -112,6 +117,7 @@ class TrainConfig:
     def __post_init__(self):
         rules = [  # (valid, key, what it must be, a good value); fractions (warmup_ratio...): config.py
             (self.steps >= 0, "steps", "0 or more", "1000"),
+            (self.time_budget >= 0, "time_budget", "0 (off) or more minutes", "10"),
             (self.batch_size >= 1, "batch_size", "at least 1", "32"),
             (self.grad_accum >= 1, "grad_accum", "at least 1", "1"),
             (0 <= self.lr <= 1, "lr", "in [0, 1] (AdamW steps of more than 1 break any model)", "3e-4"),
