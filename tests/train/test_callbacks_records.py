@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from tests.helpers.toys import Toy
 from warmstart.train.callbacks import StopTraining, callbacks
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
@@ -15,19 +16,6 @@ from warmstart.train.loop import TrainConfig
 
 BASE = dict(steps=6, lr=0.05, save_every=2, eval_every=3, log_every=1, progress=False, device="cpu",
             warmup_steps=2, grad_accum=2)  # fmt: skip
-
-
-class Toy(torch.nn.Module):
-    """Linear regression over rows of 4 features; a batch of 8 rows with a 5-token attention mask each."""
-
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.w = torch.nn.Linear(4, 1)
-
-    def forward(self, batch):
-        loss = ((self.w(batch["x"]) - batch["y"]) ** 2).mean()
-        return loss, {"loss": (float(loss.detach()) * 8, 8)}
 
 
 class Data:

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from tests.train.test_callbacks_records import Toy  # linear regression over rows of 4 features
+from tests.helpers.toys import Toy
 from warmstart.errors import WarmstartError
 from warmstart.train import time_budget
 from warmstart.train.checkpoint import Checkpointer
@@ -77,6 +77,39 @@ def test_the_run_plans_the_steps_that_fit_and_decays_over_them(tmp_path, monkeyp
     assert lrs[12] == pytest.approx(0.05 * lr_multiplier("linear", 2, 12)(11))  # decayed over 12, not 40
     assert lrs[12] < 0.2 * 0.05
     assert lrs[10] == pytest.approx(0.05 * lr_multiplier("linear", 2, 40)(9))  # planned after step 10
+
+
+class SlowStart(Data):
+    """The first step takes 10 s (start-up), every other 1 s."""
+
+    def batch(self, i):
+        self.clock.now += 9.0 if i == 0 else 0.0
+        return super().batch(i)
+
+
+class Evaluations:
+    """Validation batches whose every pass takes 20 s of the clock."""
+
+    def __init__(self, clock):
+        self.clock, self.batches = clock, [Data(Clock()).batch(10_000)]
+
+    def __iter__(self):
+        self.clock.now += 20.0
+        return iter(self.batches)
+
+
+def test_a_slow_start_and_evaluations_still_end_within_the_budget(tmp_path, monkeypatch):
+    """20 s evaluations (before the first step and after the last) and a 10 s first step: the plan counts
+    the last evaluation and measures the pace after the start-up, so the run ends inside its 2 minutes
+    and uses most of them."""
+    clock = Clock()
+    monkeypatch.setattr(time_budget, "clock", clock)
+    cfg = TrainConfig(**{**BASE, "steps": 400, "warmup_steps": 20, "eval_every": 200, "time_budget": 2})
+    out = tmp_path / "run"
+    out.mkdir()
+    result = fit(Toy(), SlowStart(clock), Evaluations(clock), cfg, Checkpointer(out, {}))
+    assert 20 < result["step"] < 400
+    assert 0.8 * 120 <= clock.now <= 120  # the whole run, both evaluations included
 
 
 def test_a_budget_larger_than_the_steps_changes_nothing(tmp_path, monkeypatch):

@@ -161,14 +161,15 @@ def _few_labels(b: dict, progress: Progress, limit: float) -> dict:
 def _held(b: dict, progress: Progress, ran: int, minutes: float) -> dict:
     """Pretraining held to its minutes ran ``ran`` of its steps: said on stderr and in the report
     (``b["held"]``), and the ETA's pace counts the steps that ran."""
-    b = {**b, "steps_run": ran}
+    stages = {**b["stages"], STAGES[3]: b["stages"][STAGES[3]] * ran / b["steps"]}
+    b = {**b, "steps_run": ran, "stages": stages}
     b["held"] = (
         f"This machine pretrained slower than the reference machine: held to {minutes:g} minutes "
         f"(train.time_budget), pretraining ran {ran:,} of its {b['steps']:,} steps, its learning rate "
         "decayed over them; `warmstart demo --all-labels` runs every step."
     )
     print(b["held"], file=sys.stderr, flush=True)
-    progress.estimates[STAGES[3]] *= ran / b["steps"]
+    progress.estimates.update(stages)
     return b
 
 
