@@ -43,7 +43,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet  # a broken link or page fails (mkdocs.yml)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=15  # the 15 slowest listed last
 
 # the documentation (mkdocs.yml, docs/): reference pages regenerated from the code, then served offline
 $(DOCS): $(BASE)

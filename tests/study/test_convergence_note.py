@@ -40,3 +40,19 @@ def test_step_zero_is_credited_to_neither_model(tmp_path, scratch, pretrained, s
 def test_no_sentence_without_a_trained_step(tmp_path):
     s = study({0: 0.6}, {0: 0.7})
     assert convergence(s, tmp_path / "report.html")[1] == "" and steps_to_match(s) is None
+
+
+def test_a_twin_that_never_improved_on_its_first_evaluation_is_said_so_in_the_demo_claims():
+    """MiniLM's random twin at 10% of the labels predicts the majority from its first evaluation on: both
+    models "reach" its best at that step, which reads as a tie unless the row says why."""
+    from warmstart.report.demo_report import _convergence
+
+    flat = study({0: 0.45, 12: 0.55, 24: 0.55, 36: 0.55}, {0: 0.50, 12: 0.60, 24: 0.70, 36: 0.75})
+    learning = study({0: 0.45, 12: 0.55, 24: 0.60, 36: 0.62}, {0: 0.50, 12: 0.60, 24: 0.70, 36: 0.75})
+    assert steps_to_match(flat)["twin_never_improved"] and not steps_to_match(learning)["twin_never_improved"]
+    rows = {}
+    for name, s in (("flat", flat), ("learning", learning)):
+        pos = study({0: 0.1, 10: 0.8}, {0: 0.1, 10: 0.9})
+        rows[name] = next(r for r in _convergence({"pos": pos, "minilm": s}) if "MiniLM" in r[2])
+    assert rows["flat"][4] == "step 12 (its first evaluation: it never improved on it)"
+    assert rows["learning"][4] == "step 36" and rows["learning"][3] == "step 24"

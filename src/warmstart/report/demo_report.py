@@ -37,6 +37,12 @@ def _claims(studies: dict) -> list[list[str]]:
                     _gap(S.median(*args[0]), S.median(*args[1])),
                 ]  # fmt: skip
             )
+    return rows + _convergence(studies)
+
+
+def _convergence(studies: dict) -> list[list[str]]:
+    """The faster-convergence rows: the step each model reached the twin's best validation score."""
+    rows = []
     for key, name in (("pos", "part of speech (Brown)"), ("minilm", "sentiment, MiniLM")):
         m = S.steps_to_match(studies[key])
         if m:
@@ -48,7 +54,10 @@ def _claims(studies: dict) -> list[list[str]]:
                     f"{name}, {percent(max(studies[key]['fractions']))}: steps to the twin's best "
                     f"validation score ({m['twin_best']:.4f})",
                     when,
-                    f"step {m['twin_step']:,}",
+                    f"step {m['twin_step']:,}"
+                    + (
+                        " (its first evaluation: it never improved on it)" if m["twin_never_improved"] else ""
+                    ),
                     "",
                     "",
                 ]  # fmt: skip

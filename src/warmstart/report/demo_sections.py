@@ -63,7 +63,9 @@ def steps_to_match(study: dict) -> dict | None:
     if match is None:
         return None
     best, best_step, reached = match
-    return {"twin_best": best, "twin_step": best_step, "pretrained_step": reached, "last": pre[0][-1]}
+    first = next((s for s in twin[0] if s > 0), best_step)  # the twin's first evaluation after training
+    return {"twin_best": best, "twin_step": best_step, "pretrained_step": reached, "last": pre[0][-1],
+            "twin_never_improved": best_step == first}  # fmt: skip
 
 
 def study_section(page: Page, study: dict, out: Path, name: str, title: str, intro: str) -> None:
