@@ -191,3 +191,27 @@ def test_an_unreachable_hub_is_asked_once_for_a_corpus(monkeypatch):
     with pytest.raises(WarmstartError):
         open_dataset("hf:wikitext", DataOptions(label_column=None))
     assert calls == [True, False]
+
+
+def test_offline_set_after_datasets_was_imported_never_asks_the_hub(monkeypatch):
+    """HF_HUB_OFFLINE set in the environment after `datasets` was imported (a notebook, this test): the real
+    `datasets` and `huggingface_hub` read it at import only, and asked the hub through ~25 s of retries;
+    now no address is looked up, the line comes at once, and their flags are put back after."""
+    import socket
+
+    import datasets
+    import huggingface_hub.constants as hub
+
+    lookups = []
+
+    def no_network(host, *args, **kwargs):
+        lookups.append(host)
+        raise socket.gaierror(-2, "Name or service not known")
+
+    before = datasets.config.HF_HUB_OFFLINE, hub.HF_HUB_OFFLINE
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(WarmstartError, match="could not load hf:imdb: .*OfflineModeIsEnabled"):
+        open_dataset("hf:imdb")
+    assert lookups == []
+    assert (datasets.config.HF_HUB_OFFLINE, hub.HF_HUB_OFFLINE) == before

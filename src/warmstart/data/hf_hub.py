@@ -8,6 +8,7 @@ is loaded whole: finetuning reads it again every epoch."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 
@@ -40,6 +41,33 @@ def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
     hub is said at once, not asked twice."""
+    with _offline_flags(datasets):
+        return _load_now(datasets, name, config, stream)
+
+
+@contextlib.contextmanager
+def _offline_flags(datasets):
+    """Offline variables set after `datasets` was imported (a notebook's os.environ, a test's) count too:
+    `datasets` and `huggingface_hub` read them once, at import, and would otherwise ask the hub through
+    about 25 s of retries before the cached copy or the error. Their flags follow the environment for the
+    call, then are put back."""
+    if not hf_offline(*OFFLINE):
+        yield
+        return
+    from huggingface_hub import constants
+
+    flags = [m for m in (getattr(datasets, "config", None), constants) if hasattr(m, "HF_HUB_OFFLINE")]
+    saved = [m.HF_HUB_OFFLINE for m in flags]
+    for m in flags:
+        m.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for m, value in zip(flags, saved):
+            m.HF_HUB_OFFLINE = value
+
+
+def _load_now(datasets, name: str, config: str, stream: bool):
     if stream and not hf_offline(*OFFLINE):
         try:
             return datasets.load_dataset(name, config or None, streaming=True)
