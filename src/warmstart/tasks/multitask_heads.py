@@ -44,16 +44,15 @@ from warmstart.data.catalog import open_dataset
 from warmstart.data.mixing import MixedBatches, mixing_rates
 from warmstart.data.options import SPLITS, data_options, split_files
 from warmstart.errors import WarmstartError
-from warmstart.tasks.base import Features, Task
+from warmstart.tasks.base import FITS, Features, Task
 from warmstart.tasks.classification import ClassificationTask
 from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering
 from warmstart.tasks.joint import unshare
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
 
-MEMBERS = {"labeled": ClassificationTask, "tagging": TaggingTask, "qa": ExtractiveQATask}
-MEMBERS["choice"] = MultipleChoiceTask
-BY_NAME = {cls.name: cls for cls in MEMBERS.values()}
+BY_NAME = {cls.name: cls for cls in (ClassificationTask, TaggingTask, ExtractiveQATask, MultipleChoiceTask)}
+MEMBERS = {kind: BY_NAME[name] for kind, name in FITS.items() if name in BY_NAME}  # a dataset's kind -> head
 _PICK = 0x68656164  # seed-sequence salt of the task drawn for each micro-batch
 
 
