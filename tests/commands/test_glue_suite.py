@@ -3,6 +3,7 @@ finetuned from a tiny pretrained run and scored with its official metric; the ta
 
 import csv
 import json
+import socket
 
 import pytest
 from scipy.stats import pearsonr, spearmanr
@@ -156,8 +157,13 @@ def test_bad_inputs_are_one_line(glue_dir, tiny_pretrained, tmp_path, capsys, mo
     (glue_dir / "SST-2" / "train.tsv").write_text("text\tlabel\ngood\t1\n")
     code, _, err = run(capsys, *base, "--glue-dir", glue_dir, "--tasks", "sst2")
     assert_one_line_error(code, err, "no column sentence", "original GLUE TSV")
+    import datasets  # noqa: F401  (imported before the variables are set: they must count all the same)
+
+    lookups = []
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: lookups.append(host) or 1 / 0)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, _, err = run(capsys, *base, "--glue-dir", "hf:nyu-mll/glue", "--tasks", "cola")
     assert_one_line_error(code, err, "could not load hf:nyu-mll/glue", "--glue-dir")
+    assert lookups == []  # the hub was not asked (it was, through ~25 s of retries)
     assert not (tmp_path / "suite").exists()

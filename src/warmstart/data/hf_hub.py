@@ -41,12 +41,12 @@ def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
     hub is said at once, not asked twice."""
-    with _offline_flags(datasets):
+    with offline_flags(datasets):
         return _load_now(datasets, name, config, stream)
 
 
 @contextlib.contextmanager
-def _offline_flags(datasets):
+def offline_flags(datasets):
     """Offline variables set after `datasets` was imported (a notebook's os.environ, a test's) count too:
     `datasets` and `huggingface_hub` read them once, at import, and would otherwise ask the hub through
     about 25 s of retries before the cached copy or the error. Their flags follow the environment for the
