@@ -173,7 +173,7 @@ def test_pretraining_held_to_its_minutes_is_said_and_the_eta_counts_the_steps_th
 
     full = demo_budget.BUDGETS["full"]
     progress = demo_budget.Progress(full["stages"])
-    b = demo._held(full, progress, 440, full["pretrain_minutes"])
+    b = demo._held(full, progress, 440)
     assert b["steps_run"] == 440 and "steps_run" not in full and full["steps"] == 800  # the budget unchanged
     stage = demo_budget.STAGES[3]
     assert progress.estimates[stage] == pytest.approx(full["stages"][stage] * 440 / 800)
@@ -191,7 +191,7 @@ def test_after_held_pretraining_the_pace_counts_the_steps_that_ran_when_runs_are
     from warmstart.commands import demo, demo_budget
 
     full, progress = _paced(monkeypatch, demo_budget, (4, 12, 4, 208))
-    b = demo._few_labels(demo._held(full, progress, 214, 4.5), progress, demo_budget.LIMIT)
+    b = demo._few_labels(demo._held(full, progress, 214), progress, demo_budget.LIMIT)
     assert b["steps_run"] == 214 and b["sentiment"] is None and b["pos"]["fractions"] == [0.1]
     assert progress.estimates[demo_budget.STAGES[3]] == pytest.approx(163 * 214 / 800)
     assert "the demo model's own sentiment study" in capsys.readouterr().err

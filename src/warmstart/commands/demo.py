@@ -111,7 +111,7 @@ def run_demo(
     minutes = 0 if all_labels or limit is None else b["pretrain_minutes"]  # train.time_budget
     ran = stage("masked-LM pretraining", lambda: _pretrain(out, b, minutes))["step"]
     if ran < b["steps"]:
-        b = _held(b, progress, ran, minutes)
+        b = _held(b, progress, ran)
     if not all_labels and limit is not None and progress.projected() > limit:
         b = _few_labels(b, progress, limit)
     studies = {}
@@ -158,15 +158,15 @@ def _few_labels(b: dict, progress: Progress, limit: float) -> dict:
     return b
 
 
-def _held(b: dict, progress: Progress, ran: int, minutes: float) -> dict:
+def _held(b: dict, progress: Progress, ran: int) -> dict:
     """Pretraining held to its minutes ran ``ran`` of its steps: said on stderr and in the report
     (``b["held"]``), and the ETA's pace counts the steps that ran."""
     stages = {**b["stages"], STAGES[3]: b["stages"][STAGES[3]] * ran / b["steps"]}
     b = {**b, "steps_run": ran, "stages": stages}
     b["held"] = (
-        f"This machine pretrained slower than the reference machine: held to {minutes:g} minutes "
-        f"(train.time_budget), pretraining ran {ran:,} of its {b['steps']:,} steps, its learning rate "
-        "decayed over them; `warmstart demo --all-labels` runs every step."
+        f"This machine pretrained slower than the reference machine: held to {b['pretrain_minutes']:g} "
+        f"minutes (train.time_budget), pretraining ran {ran:,} of its {b['steps']:,} steps, its learning "
+        "rate decayed over them; `warmstart demo --all-labels` runs every step."
     )
     print(b["held"], file=sys.stderr, flush=True)
     progress.estimates.update(stages)

@@ -152,9 +152,9 @@ def write_demo_report(
     )
     for sentence in _sentences(studies, tokens):
         page.text(sentence)
-    for held in (b.get("held"), b.get("left_out")):
-        if held:
-            page.text(held)
+    for said in (b.get("held"), b.get("left_out")):  # what this machine's pace cut (commands/demo.py)
+        if said:
+            page.text(said)
     page.heading("The claims, measured")
     page.table(
         ["claim", "scale", "task", "pretrained", "random twin", "baseline", "pretrained - twin (points)"],
