@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 from warmstart.errors import WarmstartError
+from warmstart.study.search_sampler import search_sampler
 from warmstart.study.search_space import Space
 from warmstart.study.search_spec import SearchSpec
 
@@ -62,13 +63,7 @@ def open_study(spec: SearchSpec, out: Path, direction: str = "maximize"):
                 f"cannot open the study storage {url} ({type(exc).__name__})",
                 "pass an SQLAlchemy URL, e.g. sqlite:///search.db or postgresql://...",
             ) from None
-    sampler = (
-        optuna.samplers.RandomSampler(seed=spec.sampler_seed)  # grid points come enqueued (next_point)
-        if _space_is_grid(spec)
-        else optuna.samplers.TPESampler(
-            seed=spec.sampler_seed, n_startup_trials=min(8, max(2, spec.trials // 3))
-        )
-    )
+    sampler = search_sampler(_space_is_grid(spec), spec.sampler_seed, spec.trials)
     pruner = PRUNERS[spec.pruner]()
     return optuna.create_study(
         storage=storage,
