@@ -2,6 +2,7 @@
 says its unique tokens and repeats, resumes exactly, and refuses a resume with another limit."""
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -107,3 +108,19 @@ def test_resume_with_the_limit_is_exact_and_another_limit_is_refused(small_shard
         pretrain(**args(tmp_path / "again"), hooks=[stop_at(6)])
     code, _, err = run(capsys, "pretrain", "--resume", tmp_path / "again", f"data.max_tokens={2 * n}")
     assert_one_line_error(code, err, "cannot resume", f"data.max_tokens (was {n}, now {2 * n})")
+
+
+def test_a_time_budget_accounts_the_steps_it_ran(small_shards, tmp_path, monkeypatch):
+    """train.time_budget plans fewer than train.steps: the repeats said at the end (and in
+    unique_tokens.json) are those of the steps run, not of train.steps. The budget's clock runs 1,000 times
+    faster than the wall, so 12 s of budget plan the run down to the steps before its plan."""
+    from warmstart.train import time_budget
+
+    monkeypatch.setattr(time_budget, "clock", lambda: time.perf_counter() * 1000)
+    args = limited_args(small_shards, tmp_path / "held", 4 * BATCH * WIDTH, steps=60)
+    args["overrides"] += ["train.time_budget=0.2"]
+    result = pretrain(**args)
+    ran, acc = result["step"], result["data"]
+    assert ran < 60 and acc["steps"] == ran
+    assert acc["examples_seen"] == ran * BATCH and acc["repeats"] == ran * BATCH / (4 * BATCH)
+    assert json.loads((tmp_path / "held" / "unique_tokens.json").read_text()) == acc

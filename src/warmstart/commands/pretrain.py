@@ -21,6 +21,7 @@ from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards, read_meta
 from warmstart.data.unique_tokens import (
     account,
+    at_steps,
     check_batch,
     describe,
     first_tokens,
@@ -144,7 +145,11 @@ def pretrain(
         raise
     result["run_dir"] = str(run_dir)
     if cfg.data.max_tokens is not None:
-        result["data"] = read_account(run_dir)  # unique tokens and repeats
+        result["data"] = acc = read_account(run_dir)  # unique tokens and repeats
+        if acc and acc["steps"] != result["step"]:  # a time budget planned fewer steps: the steps run
+            result["data"] = at_steps(acc, result["step"])
+            if ddp.is_main():
+                write_account(run_dir, result["data"])
     return result
 
 

@@ -81,6 +81,14 @@ def account(
     }
 
 
+def at_steps(acc: dict, steps: int) -> dict:
+    """The account of a run that ended after ``steps`` (train.time_budget plans fewer than train.steps)."""
+    seen = steps * acc["grad_accum"] * acc["batch"]
+    width = acc["example_tokens"]
+    return {**acc, "steps": steps, "examples_seen": seen, "tokens_seen": seen * width if width else None,
+            "repeats": seen / acc["examples"]}  # fmt: skip
+
+
 def describe(acc: dict) -> str:
     """One line for the log: the unique tokens of the limit and the repeats of the run."""
     width = acc["example_tokens"]
