@@ -77,11 +77,11 @@ def test_pruning_stops_a_trial_at_its_evaluation(tiny_pretrained, rt_small, tmp_
     code, _, err = run(capsys, *argv, "--final-seeds", "0", "--no-report", "epochs=2")
     assert code == 2 and "no trial of" in err  # the only trial was pruned
     trial = _study(out).get_trials()[0]
-    assert trial.state.name == "PRUNED" and list(trial.intermediate_values) == [1]
+    # judged first at the end of its first epoch (evaluation 2 of 2 an epoch), not at its first evaluation
+    assert trial.state.name == "PRUNED" and list(trial.intermediate_values) == [1, 2]
     rows = [json.loads(x) for x in (out / "trials" / "trial-0000" / "metrics.jsonl").read_text().splitlines()]
-    steps = max(r["step"] for r in rows)
-    assert [r["step"] for r in rows if r["split"] == "validation"] == [0, steps]  # stopped at its first eval
-    assert steps < 2 * 12  # two epochs of 12 steps were planned
+    assert [r["step"] for r in rows if r["split"] == "validation"] == [0, 6, 12]
+    assert max(r["step"] for r in rows) == 12  # two epochs of 12 steps were planned
 
 
 def _command(init, data, out, space, *extra) -> list[str]:

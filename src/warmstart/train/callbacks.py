@@ -5,7 +5,8 @@ A callback is any object with some of the methods below; a plain function ``f(st
 
 - ``on_train_begin(info)``: once, before the first step (of this process: a resumed run calls it again),
   with a dict: ``metric`` and ``mode`` (the validation metric that picks the best model, "max" or "min"),
-  ``run_dir`` and ``step`` (0, or the step a resume starts from);
+  ``run_dir``, ``step`` (0, or the step a resume starts from), ``steps`` (the run's optimizer steps) and
+  ``warmup_steps``;
 - ``on_step(step, loss)``: after every optimizer step (and after that step's evaluation and checkpoint, if
   any), with the step's mean training loss (a float);
 - ``on_log(step, record)``: at the same moment, the step's full record, a dict with ``step``, ``loss``,

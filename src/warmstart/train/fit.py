@@ -107,7 +107,8 @@ class _Fit:
         self.new_window()
         self.budget.start(self.state["step"])  # train.time_budget: the pace counts from here
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
-        begin = {"metric": self.metric, "mode": self.mode, "run_dir": str(self.ckpt.run_dir)}
+        begin = {"metric": self.metric, "mode": self.mode, "run_dir": str(self.ckpt.run_dir),
+                 "steps": self.cfg.steps, "warmup_steps": self.warmup}  # fmt: skip
         notify(self.hooks if main else [], "on_train_begin", {**begin, "step": self.state["step"]})
 
     def set_steps(self, steps: int) -> None:
