@@ -50,3 +50,15 @@ def test_a_trial_of_set_steps_is_judged_once_its_warmup_is_over():
 
 def test_a_trial_shorter_than_an_epoch_is_judged_at_its_end():
     assert _asked_at(0.5, steps=50, warmup=5, every=10)[1] == [50]
+
+
+def test_with_repeats_the_trial_is_judged_on_its_first_seed_only():
+    """--repeats 2: the seeds run one after another through the same callback; the second seed's
+    evaluations are neither reported (they were numbered after the first seed's) nor judged."""
+    trial = Trial()
+    hook = Pruning(trial, 1)
+    for _seed in (1, 2):
+        hook.on_train_begin({"metric": "accuracy", "steps": 100, "warmup_steps": 10})
+        for step in range(25, 101, 25):
+            hook.on_evaluate(step, {"accuracy": 0.5 + step / 1000})
+    assert trial.reports == {1: 0.525, 2: 0.55, 3: 0.575, 4: 0.6} and trial.asked == [4]

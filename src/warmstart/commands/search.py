@@ -42,12 +42,17 @@ class Pruning:
     config; None when train.steps was set): at the first evaluation, a quarter epoch in, a 3-epoch run was
     still warming up (warmup_ratio 0.1 of its steps) while a 1-epoch run had trained at its full rate, and
     the median pruner stopped the longer runs (Brown POS at 10%: lr 4.2e-5, batch 2, 3 epochs stopped at
-    0.57 against the 0.82 that the same rate reached over 2 epochs)."""
+    0.57 against the 0.82 that the same rate reached over 2 epochs).
+
+    With ``--repeats``, the seeds run one after another and the trial is judged on its first seed's curve,
+    as every other trial is; the later seeds of a trial that passed run to their end."""
 
     def __init__(self, trial, epochs: float | None = None):
         self.trial, self.metric, self.evals, self.epochs, self.judged_from = trial, None, 0, epochs, 0
+        self.runs = 0
 
     def on_train_begin(self, info: dict) -> None:
+        self.runs += 1
         self.metric = info["metric"]
         steps, warmup = info.get("steps") or 0, info.get("warmup_steps") or 0
         epoch = math.ceil(steps / self.epochs) if self.epochs else 0
@@ -57,7 +62,7 @@ class Pruning:
         import optuna
 
         value = metrics.get(self.metric)
-        if step == 0 or not isinstance(value, int | float):  # step 0: the untrained model
+        if step == 0 or self.runs > 1 or not isinstance(value, int | float):  # step 0: the untrained model
             return
         self.evals += 1
         self.trial.report(float(value), self.evals)
