@@ -91,3 +91,25 @@ def test_the_named_spaces_pass_the_finetune_config_checks(name):
 
     space = check_spec(SearchSpec(init="runs/none", space=name))  # the default space was refused once
     assert space is NAMED[name] and set(space.example()) == {d.key for d in space.dims}
+
+
+@pytest.mark.parametrize("direction, pruned_best", [("maximize", 0.62), ("minimize", 0.55)])
+def test_the_curve_counts_a_pruned_trial_at_the_best_it_reached(direction, pruned_best):
+    """k counts the trials started: a pruned trial is a draw at its best evaluation before it was stopped
+    (the report's curve over complete trials only made the survivors the whole population)."""
+    from warmstart.report.search_report import reached
+
+    result = {
+        "direction": direction,
+        "trials": [
+            {"state": "complete", "value": 0.8, "intermediate": {1: 0.7, 2: 0.8}},
+            {"state": "pruned", "value": None, "intermediate": {1: 0.55, 2: 0.62}},
+            {"state": "pruned", "value": None, "intermediate": {}},  # stopped before its first evaluation
+            {"state": "fail", "value": None, "intermediate": {1: 0.9}},  # run again as another trial
+            {"state": "complete", "value": 0.7, "intermediate": {1: 0.7}},
+        ],
+    }
+    scores = reached(result)
+    assert scores == [0.8, pruned_best, 0.7]
+    _, means, _ = expected_max(scores, lower_is_better=direction == "minimize")
+    assert means[0] == pytest.approx((0.8 + pruned_best + 0.7) / 3)

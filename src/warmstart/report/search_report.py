@@ -23,6 +23,19 @@ def _complete(result: dict) -> list[dict]:
     return [t for t in result["trials"] if t["state"] == "complete"]
 
 
+def reached(result: dict) -> list[float]:
+    """The best validation score each finished trial reached: a complete trial's value, a pruned trial's best
+    evaluation before it was stopped (a lower bound of what it would have reached), in trial order."""
+    pick = min if result["direction"] == "minimize" else max
+    scores = []
+    for t in result["trials"]:
+        if t["state"] == "complete":
+            scores.append(t["value"])
+        elif t["state"] == "pruned" and t.get("intermediate"):
+            scores.append(pick(t["intermediate"].values()))
+    return scores
+
+
 def _default_validation(result: dict) -> float | None:
     default = result.get("default")
     if not default:
@@ -33,7 +46,7 @@ def _default_validation(result: dict) -> float | None:
 def expected_max_plot(result: dict, out: Path) -> Path:
     """E[best validation score of k trials] for k = 1..n, a band of one standard deviation, the default."""
     lower = result["direction"] == "minimize"
-    ks, means, stds = expected_max([t["value"] for t in _complete(result)], lower_is_better=lower)
+    ks, means, stds = expected_max(reached(result), lower_is_better=lower)
     fig, ax = plt.subplots(figsize=(6.4, 4), dpi=110)
     ax.plot(ks, means, marker="o", markersize=3, label="expected best of k trials")
     ax.fill_between(ks, [m - s for m, s in zip(means, stds)], [m + s for m, s in zip(means, stds)], alpha=0.2,
@@ -132,7 +145,9 @@ def search_page(d: Path, out: Path, result: dict) -> Page:
     page.text(
         "The curve is the expected best validation score of k trials drawn with replacement from these "
         "trials' scores (Dodge et al. 2019, eq. 1: the empirical distribution of the maximum), with its "
-        "standard deviation as the band; at k = 1 it is the mean trial, at k = n it nears the best trial."
+        "standard deviation as the band; at k = 1 it is the mean trial, at k = n it nears the best trial. "
+        "A pruned trial counts with the best score it reached before it was stopped (a lower bound), so k "
+        "counts the trials started, not only the survivors."
     )
     weights = importances(d, result)
     if weights:
