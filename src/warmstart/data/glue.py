@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from warmstart.data.hf_hub import offline_flags
+from warmstart.data.hf_hub import OFFLINE, hf_offline, no_hub, offline_flags
 from warmstart.errors import WarmstartError
 
 HUB = "hf:nyu-mll/glue"
@@ -150,7 +150,8 @@ def _from_hub(source: str, name: str, task: GlueTask) -> dict[str, list[dict]]:
     level = hub_log.level
     hub_log.setLevel(logging.CRITICAL)
     try:
-        with offline_flags(datasets):  # HF_HUB_OFFLINE set after `datasets` was imported counts too
+        offline = hf_offline(*OFFLINE) or no_hub(source)  # set after `datasets` was imported counts too
+        with offline_flags(datasets, offline):
             loaded = datasets.load_dataset(repo, name)
     except Exception as exc:  # offline, unknown name: one clear line
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]

@@ -4,13 +4,21 @@ its cache).
 A corpus (read with no label column: `prepare`, `pretrain --corpus`, `tokenizer train`) is streamed
 (``streaming=True``): its rows come as they download, nothing is written to the `datasets` cache, and a
 corpus larger than the disk prepares. Offline (HF_HUB_OFFLINE), the cached copy is read whole. A labeled set
-is loaded whole: finetuning reads it again every epoch."""
+is loaded whole: finetuning reads it again every epoch.
+
+A machine whose resolver does not know the hub's host (no network, a sandbox) is taken as offline, as if
+HF_HUB_OFFLINE were set: `datasets` would otherwise retry the hub for about 25 s before reading its cache or
+failing. The probe is one name lookup, skipped when a proxy is set (the proxy resolves names)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import sys
+import threading
 from collections.abc import Iterable, Iterator
+from urllib.parse import urlparse
 
 from warmstart.data import splits
 from warmstart.data.dataset import DataOptions, Dataset
@@ -18,6 +26,8 @@ from warmstart.data.labels import canonical_label
 from warmstart.errors import WarmstartError
 
 OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+PROXIES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy")
+PROBE_SECONDS = 3.0  # a resolver slower than this is left to `datasets`
 UNREACHABLE = {
     "OfflineModeIsEnabled",
     "LocalEntryNotFoundError",
@@ -41,17 +51,49 @@ def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
     hub is said at once, not asked twice."""
-    with offline_flags(datasets):
-        return _load_now(datasets, name, config, stream)
+    offline = hf_offline(*OFFLINE) or no_hub(f"hf:{name}")
+    with offline_flags(datasets, offline):
+        return _load_now(datasets, name, config, stream, offline)
+
+
+_PROBED: dict[str, bool] = {}  # host -> unresolvable, once a process
+
+
+def no_hub(what: str) -> bool:
+    """Whether the hub's host cannot be resolved here (said once on stderr); False with a proxy set, or
+    when the lookup takes longer than PROBE_SECONDS."""
+    if any(os.environ.get(v) for v in PROXIES):
+        return False
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    if host in _PROBED:
+        return _PROBED[host]
+    failed: list[bool] = []
+
+    def look() -> None:
+        try:
+            socket.getaddrinfo(host, 443)
+        except socket.gaierror:
+            failed.append(True)
+        except OSError:
+            pass
+
+    probe = threading.Thread(target=look, daemon=True)
+    probe.start()
+    probe.join(PROBE_SECONDS)
+    if failed:
+        said = f"{what}: {host} cannot be resolved here: reading the datasets cache (as HF_HUB_OFFLINE=1)"
+        print(said, file=sys.stderr)
+    _PROBED[host] = bool(failed)
+    return _PROBED[host]
 
 
 @contextlib.contextmanager
-def offline_flags(datasets):
+def offline_flags(datasets, offline: bool | None = None):
     """Offline variables set after `datasets` was imported (a notebook's os.environ, a test's) count too:
     `datasets` and `huggingface_hub` read them once, at import, and would otherwise ask the hub through
-    about 25 s of retries before the cached copy or the error. Their flags follow the environment for the
-    call, then are put back."""
-    if not hf_offline(*OFFLINE):
+    about 25 s of retries before the cached copy or the error. Their flags follow the environment (or
+    ``offline``) for the call, then are put back."""
+    if not (hf_offline(*OFFLINE) if offline is None else offline):
         yield
         return
     from huggingface_hub import constants
@@ -67,8 +109,8 @@ def offline_flags(datasets):
             m.HF_HUB_OFFLINE = value
 
 
-def _load_now(datasets, name: str, config: str, stream: bool):
-    if stream and not hf_offline(*OFFLINE):
+def _load_now(datasets, name: str, config: str, stream: bool, offline: bool):
+    if stream and not offline:
         try:
             return datasets.load_dataset(name, config or None, streaming=True)
         except Exception as exc:
