@@ -183,7 +183,7 @@ def test_an_unreachable_hub_is_asked_once_for_a_corpus(monkeypatch):
 
     for flag in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(flag, raising=False)
-    monkeypatch.setattr(hf_hub, "no_hub", lambda what: False)  # the hub's name resolves: it is tried
+    monkeypatch.setattr(hf_hub, "no_hub", lambda what, name: False)  # the hub's name resolves: it is tried
     monkeypatch.setitem(sys.modules, "datasets", fake_datasets(load))
     with pytest.raises(WarmstartError, match="could not load hf:wikitext: Couldn't reach"):
         open_dataset("hf:wikitext", DataOptions(label_column=None))

@@ -66,14 +66,18 @@ def test_an_unresolvable_hub_reads_a_corpus_from_the_cache_whole(no_network, mon
 
 def test_a_proxy_or_a_mirror_decides_what_is_probed(no_network, monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    assert hf_hub.no_hub("hf:x") is False and no_network == []  # the proxy resolves names
+    assert hf_hub.no_hub("hf:x", "x") is False and no_network == []  # the proxy resolves names
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("HF_ENDPOINT", "https://hf-mirror.example.org")
-    assert hf_hub.no_hub("hf:x") is True and no_network == ["hf-mirror.example.org"]
+    assert hf_hub.no_hub("hf:x", "x") is True and no_network == ["hf-mirror.example.org"]
+
+
+def test_a_local_folder_is_never_probed(no_network, tmp_path):
+    assert hf_hub.no_hub(f"hf:{tmp_path}", str(tmp_path)) is False and no_network == []
 
 
 def test_a_resolvable_hub_is_left_to_datasets(no_network, monkeypatch):
     monkeypatch.setattr(
         socket, "getaddrinfo", lambda host, *a, **k: [(socket.AF_INET, 1, 6, "", ("1.2.3.4", 443))]
     )
-    assert hf_hub.no_hub("hf:x") is False
+    assert hf_hub.no_hub("hf:x", "x") is False

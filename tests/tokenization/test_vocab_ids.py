@@ -77,7 +77,7 @@ def refused_quickly(code: int, took: dict, err: str) -> None:
     error = err.strip().splitlines()[-1]
     assert error.startswith("error: ") and "Traceback" not in err
     assert "tokenizer.json" in error and "'the'" in error and str(HUGE) in error
-    assert took["seconds"] < 2 and took["grown_mib"] < 200, took
+    assert took["seconds"] < 10 and took["grown_mib"] < 200, took  # a loop to the id would take minutes
 
 
 def test_tokenizer_explain_refuses_a_huge_id_quickly_and_small(tmp_path):

@@ -150,7 +150,7 @@ def _from_hub(source: str, name: str, task: GlueTask) -> dict[str, list[dict]]:
     level = hub_log.level
     hub_log.setLevel(logging.CRITICAL)
     try:
-        offline = hf_offline(*OFFLINE) or no_hub(source)  # set after `datasets` was imported counts too
+        offline = hf_offline(*OFFLINE) or no_hub(source, repo)  # set after `datasets` was imported counts too
         with offline_flags(datasets, offline):
             loaded = datasets.load_dataset(repo, name)
     except Exception as exc:  # offline, unknown name: one clear line

@@ -51,7 +51,7 @@ def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
     hub is said at once, not asked twice."""
-    offline = hf_offline(*OFFLINE) or no_hub(f"hf:{name}")
+    offline = hf_offline(*OFFLINE) or no_hub(f"hf:{name}", name)
     with offline_flags(datasets, offline):
         return _load_now(datasets, name, config, stream, offline)
 
@@ -59,10 +59,11 @@ def _load(datasets, name: str, config: str, stream: bool):
 _PROBED: dict[str, bool] = {}  # host -> unresolvable, once a process
 
 
-def no_hub(what: str) -> bool:
-    """Whether the hub's host cannot be resolved here (said once on stderr); False with a proxy set, or
-    when the lookup takes longer than PROBE_SECONDS."""
-    if any(os.environ.get(v) for v in PROXIES):
+def no_hub(what: str, name: str) -> bool:
+    """Whether the hub's host cannot be resolved here (said once on stderr); False for ``name`` a local
+    folder or file (`datasets` reads it without the hub), with a proxy set, or when the lookup takes longer
+    than PROBE_SECONDS."""
+    if os.path.exists(name) or any(os.environ.get(v) for v in PROXIES):
         return False
     host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
     if host in _PROBED:
