@@ -11,17 +11,30 @@ from __future__ import annotations
 
 import atexit
 import os
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 
 import torch
 
 _POOLS: dict[tuple[int, int], ProcessPoolExecutor] = {}
+PARENT_POLL = 1.0  # seconds between a worker's looks at its parent
 
 
 def _start_worker(threads: int) -> None:
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     torch.set_num_threads(threads)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose main process is gone (SIGTERM or kill -9 to it alone) exits within a second: left
+    alone, it finished its cell and then waited for work forever. Its trial, left RUNNING, is failed and
+    run again by the next search (study/search_storage.py)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
 
 
 def run_cells(work: list[tuple], jobs: int, call, finished) -> None:
