@@ -45,16 +45,18 @@ class Pruning:
     0.57 against the 0.82 that the same rate reached over 2 epochs).
 
     With ``--repeats``, the seeds run one after another and the trial is judged on its first seed's curve,
-    as every other trial is; the later seeds of a trial that passed run to their end."""
+    as every other trial is; the later seeds of a trial that passed run to their end. The last evaluation
+    judges nothing: the trial has trained to its end and completes (a 1-epoch trial is never stopped)."""
 
     def __init__(self, trial, epochs: float | None = None):
         self.trial, self.metric, self.evals, self.epochs, self.judged_from = trial, None, 0, epochs, 0
-        self.runs = 0
+        self.runs, self.steps = 0, 0
 
     def on_train_begin(self, info: dict) -> None:
         self.runs += 1
         self.metric = info["metric"]
         steps, warmup = info.get("steps") or 0, info.get("warmup_steps") or 0
+        self.steps = steps
         epoch = math.ceil(steps / self.epochs) if self.epochs else 0
         self.judged_from = max(warmup + 1, min(epoch, steps))  # the first step at which it may be stopped
 
@@ -66,7 +68,7 @@ class Pruning:
             return
         self.evals += 1
         self.trial.report(float(value), self.evals)
-        if step >= self.judged_from and self.trial.should_prune():
+        if self.judged_from <= step < self.steps and self.trial.should_prune():  # its end: it completes
             raise optuna.TrialPruned(f"pruned at evaluation {self.evals} ({self.metric} {value:.4f})")
 
 
