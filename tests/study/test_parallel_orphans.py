@@ -55,3 +55,35 @@ def test_workers_end_with_their_main_process(tmp_path, sig):
         time.sleep(0.2)
     assert not any(_alive(w) for w in workers), workers
     assert not any(p.name.startswith("finished-") for p in tmp_path.iterdir())  # stopped, not finished
+
+
+def _fails(folder):
+    raise ValueError("this cell fails")
+
+
+def _waits(folder):
+    Path(folder, str(os.getpid())).write_text("")
+    time.sleep(60)
+    Path(folder, "finished").write_text("")
+
+
+def _cell(name, folder):
+    return {"fails": _fails, "waits": _waits}[name](folder)
+
+
+def test_a_failing_cell_stops_the_other_workers_at_once(tmp_path):
+    """A search's worker runs trials until the study is full: when the other worker failed, the error
+    waited for all of them."""
+    from warmstart.study.parallel import run_cells
+
+    def started():
+        return any(p.name.isdigit() for p in tmp_path.iterdir())
+
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="this cell fails"):
+        run_cells([("w", ("waits", str(tmp_path))), ("f", ("fails", str(tmp_path)))], 2, _cell,
+                  lambda key, ran: None)  # fmt: skip
+    assert time.monotonic() - start < 40
+    assert not (tmp_path / "finished").exists()
+    if started():
+        assert not _alive(int(next(p.name for p in tmp_path.iterdir() if p.name.isdigit())))

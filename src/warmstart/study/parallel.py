@@ -59,8 +59,18 @@ def run_cells(work: list[tuple], jobs: int, call, finished) -> None:
                 finished(key, future.result())  # a worker's exception is raised here
     except BaseException:
         _POOLS.pop((jobs, threads), None)  # interrupted or failed: the next study starts fresh workers
-        pool.shutdown(wait=True, cancel_futures=True)
+        _stop(pool)
         raise
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now: waiting for them let a search's other worker run all its remaining trials
+    (a worker's cell is its whole trial loop) before the error was said. A cell stopped mid-way has no
+    finished marker and runs again on resume; a search's trial left RUNNING is failed and retried."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _pool(jobs: int, threads: int) -> ProcessPoolExecutor:
