@@ -64,21 +64,17 @@ def account(
     over ``windows`` (made from ``limited``, the first ``max_tokens`` of a split of ``split_tokens``)."""
     width = getattr(windows, "width", None)  # packed windows; NSP/SOP pairs have no fixed width
     unique = len(windows) * width if width else limited.num_tokens
-    seen = steps * grad_accum * batch
-    return {
+    base = {
         "max_tokens": max_tokens,
         "split_tokens": split_tokens,
         "limited": max_tokens < split_tokens,
         "examples": len(windows),
         "example_tokens": width,
         "unique_tokens": unique,
-        "steps": steps,
         "grad_accum": grad_accum,
         "batch": batch,
-        "examples_seen": seen,
-        "tokens_seen": seen * width if width else None,
-        "repeats": seen / len(windows),
     }
+    return at_steps(base, steps)
 
 
 def at_steps(acc: dict, steps: int) -> dict:
