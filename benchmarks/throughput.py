@@ -52,11 +52,17 @@ ROWS = {
     "finetune": (lambda d: tasks.finetune(32, d), ("fp32", "bf16"), 1.5),
     "inference": (lambda d: tasks.inference(64, d), ("fp32",), 1.5),
     "generate": (lambda d: tasks.generation(8, 64, d), ("fp32",), None),
+    # GPU shapes (issue 43's targets), left out of the default rows on a CPU
+    "mlm-base-256": (lambda d: pre.mlm("bert-base", 256, 128, d), ("bf16",), None),
+    "clm-gpt2-1024": (lambda d: pre.clm("gpt2", 16, 1024, d), ("bf16",), None),
 }
+GPU_ROWS = ("mlm-base-256", "clm-gpt2-1024")
 
 
-def peak_flops(dtype: torch.dtype, device: torch.device, n: int = 2048, reps: int = 10) -> float:
-    """Matmul FLOP/s of this device in ``dtype``: the median of ``reps`` timed n x n x n products."""
+def peak_flops(dtype: torch.dtype, device: torch.device, reps: int = 10) -> float:
+    """Matmul FLOP/s of this device in ``dtype``: the median of ``reps`` timed n x n x n products (n = 2048
+    on a CPU, 8192 on a GPU, where a smaller product does not fill the device)."""
+    n = 8192 if device.type == "cuda" else 2048
     a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     a @ b
@@ -130,14 +136,22 @@ def side_rates(name: str, a, device: torch.device, sides) -> list[dict]:
             for side, step in steps.items():
                 rates[side].append(rate(row, step, a.steps, a.warmup, bf16, sync))
         del steps
-        flops = row.flops_per_step["warmstart"] / row.tokens_per_step if row.flops_per_step else None
+        per_unit = {s: f / row.tokens_per_step for s, f in row.flops_per_step.items()}
         meta = {"row": row.name, "shape": row.shape, "precision": precision, "counts": row.counts}
-        parts.append({**meta, "target": target, "flops_per_unit": flops, "rates": rates})
+        parts.append({**meta, "target": target, "flops_per_unit": per_unit.get("warmstart"), "rates": rates})
+        parts[-1]["hf_flops_per_unit"] = per_unit.get("transformers")
     return parts
 
 
-def summary(part: dict, ws: float, hf: float, peaks: dict) -> dict:
+def summary(part: dict, ws: float, hf: float, peaks: dict, spec: float | None = None) -> dict:
     flops, precision = part["flops_per_unit"], part["precision"]
+    of_spec = {}
+    if spec and flops:  # the fraction of the device's datasheet rate (--spec-tflops) each side's FLOPs reach
+        hf_flops = part.get("hf_flops_per_unit") or flops
+        of_spec = {
+            "warmstart_of_spec": round(ws * flops / spec, 4),
+            "transformers_of_spec": round(hf * hf_flops / spec, 4),
+        }
     return {
         **{k: part[k] for k in ("row", "shape", "precision", "counts")},
         "warmstart_per_s": round(ws, 1),
@@ -149,11 +163,12 @@ def summary(part: dict, ws: float, hf: float, peaks: dict) -> dict:
         # the ratio warmstart would reach running its FLOPs at the matmul peak: no target above it is
         # reachable without doing less work
         "ceiling_ratio": round(peaks[precision] / (hf * flops), 2) if flops else None,
+        **of_spec,
     }
 
 
 def finish(name: str, a, part: dict, ws: float, hf: float, peaks: dict) -> dict:
-    result = summary(part, ws, hf, peaks)
+    result = summary(part, ws, hf, peaks, a.spec_tflops * 1e12 if a.spec_tflops else None)
     if a.memory and a.device == "cpu":
         result["peak_rss_mb"] = measure_memory(name, part["precision"], a.device)
     print(json.dumps(result), flush=True)
@@ -217,6 +232,7 @@ def row_in_own_process(name: str, a, peaks: dict) -> list[dict]:
     for side in ("warmstart", "transformers"):
         cmd = [sys.executable, __file__, "--rows", name, "--device", a.device, "--steps", str(a.steps)]
         cmd += ["--warmup", str(a.warmup), "--trials", str(a.trials), "--side", side]
+        cmd += ["--compile"] if a.compile else []
         cmd += ["--precision", *a.precision] if a.precision else []
         done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
         if done.returncode != 0:
@@ -235,12 +251,16 @@ def row_in_own_process(name: str, a, peaks: dict) -> list[dict]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    p.add_argument("--rows", nargs="+", choices=list(ROWS), help="default: every row but the GPU shapes")
     p.add_argument("--precision", nargs="+", choices=["fp32", "bf16"], help="default: each row's own")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--steps", type=int, default=4, help="timed steps per trial")
     p.add_argument("--warmup", type=int, default=1, help="untimed steps before each trial")
     p.add_argument("--trials", type=int, default=3)
+    p.add_argument(
+        "--compile", action="store_true", help="torch.compile both sides' modules (pretraining rows)"
+    )
+    p.add_argument("--spec-tflops", type=float, help="the device's datasheet bf16 rate (H100/H200: 989)")
     p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-RSS processes")
     p.add_argument(
         "--in-process",
@@ -254,6 +274,8 @@ def main() -> None:
         memory_probe(*a.memory_probe, a.device)
         return
     device = torch.device(a.device)
+    a.rows = a.rows or [name for name in ROWS if name not in GPU_ROWS]
+    pre.COMPILE = a.compile
     torch.manual_seed(0)
     if a.side:  # one side of a row in its own process, started by the parent run below
         for name in a.rows:
@@ -276,6 +298,10 @@ def main() -> None:
         results = [r for name in a.rows for r in row_in_own_process(name, a, peaks)]
     print()
     print(f"{time.strftime('%Y-%m-%d')}: " + table(results, peaks, where))
+    for r in results:
+        if "warmstart_of_spec" in r:
+            print(f"- {r['row']} ({r['shape']}): of the {a.spec_tflops:g} TFLOP/s spec, warmstart "
+                  f"{r['warmstart_of_spec']:.1%}, transformers {r['transformers_of_spec']:.1%}")  # fmt: skip
     print(
         json.dumps({"vs_faster_mode": {f"{r['row']} {r['precision']}": r.get("vs_faster") for r in results}})
     )

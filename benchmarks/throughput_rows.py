@@ -27,6 +27,7 @@ from warmstart.tokenization.train import train_tokenizer
 
 TOKENIZER_VOCAB = 8192
 BATCHES = 4  # distinct batches cycled through the timed steps
+COMPILE = False  # throughput.py --compile: torch.compile each side's module in place (as train.compile does)
 
 
 @dataclass
@@ -74,6 +75,8 @@ def training_step(module, forward: Callable, device) -> Callable:
     """AdamW (foreach, as warmstart's fit loop) around ``forward(batch) -> loss``."""
     module.to(device).train()
     opt = torch.optim.AdamW(module.parameters(), lr=1e-4, foreach=True)
+    if COMPILE:
+        module.compile()
 
     def step(batch, bf16: bool):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
