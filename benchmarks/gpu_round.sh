@@ -3,6 +3,7 @@
 # tests, then the benchmarks, each under what is left of one deadline, everything logged to $OUT (or ./gpu-out).
 #
 #   bash benchmarks/gpu_round.sh [SECONDS]     # default 540
+#   STEPS="clm mlm" TASK_ROWS="inference generate" PREPARE_MB=26 bash benchmarks/gpu_round.sh 330
 #
 # The machine has its own python3 with PyTorch (CUDA), transformers and tokenizers and no network: warmstart
 # runs from src/ and the data packages it reads come as folders under .gpu/data (namespace packages holding
@@ -16,9 +17,12 @@ DEADLINE=$((SECONDS + ${1:-540}))
 export PYTHONPATH=$PWD/src:$PWD/.gpu/data PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 PY=${PY:-python3}
 
+STEPS=" ${STEPS:-tests mlm clm tasks prepare} "
+
 step() {  # step NAME CAP_SECONDS COMMAND...: runs COMMAND for at most CAP seconds or what is left
     local name=$1 cap=$2 left=$((DEADLINE - SECONDS))
     shift 2
+    [[ "$STEPS" == *" ${name%%-*} "* ]] || return 0
     [ "$left" -lt "$cap" ] && cap=$left
     if [ "$cap" -lt 20 ]; then
         echo "=== $name: skipped, $left s left" | tee -a "$LOG"
@@ -45,8 +49,8 @@ step mlm-bert-base 150 $PY benchmarks/mlm_throughput.py --device cuda --preset b
 cd benchmarks
 step clm-gpt2-1024 130 $PY throughput.py --device cuda --rows clm-gpt2-1024 --trials 2 --steps 8 --warmup 4 \
     --compile --spec-tflops 989
-step tasks 80 $PY throughput.py --device cuda --rows finetune inference generate --trials 3 --steps 20 \
-    --warmup 5
+step tasks 80 $PY throughput.py --device cuda --rows ${TASK_ROWS:-finetune inference generate} --trials 3 \
+    --steps 20 --warmup 5
 cd ..
-step prepare 70 $PY benchmarks/prepare_rate.py --size-mb 52 --repeat 1 --torchrun "$(nproc)"
+step prepare 70 $PY benchmarks/prepare_rate.py --size-mb "${PREPARE_MB:-52}" --repeat 1 --torchrun "$(nproc)"
 echo "=== done in $SECONDS s" | tee -a "$LOG"

@@ -96,12 +96,13 @@ class GPT2Model(Checkpointing, nn.Module):
         padding allowed: positions then count only real tokens); ``past`` is an earlier ``present``."""
         t = input_ids.shape[1]
         past_len = cache_length(past)
-        if position_ids is None:
-            if attention_mask is not None:
+        if position_ids is None and attention_mask is None:
+            position_ids = torch.arange(past_len, past_len + t, device=input_ids.device)[None]
+            longest = past_len + t if t else 0  # known here: no device sync, no graph break (train.compile)
+        else:
+            if position_ids is None:
                 position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past_len:]
-            else:
-                position_ids = torch.arange(past_len, past_len + t, device=input_ids.device)[None]
-        longest = int(position_ids.max()) + 1 if position_ids.numel() else 0  # left padding takes no position
+            longest = int(position_ids.max()) + 1 if position_ids.numel() else 0  # left padding: no position
         if longest > self.config.n_positions:
             raise WarmstartError(
                 f"{longest} tokens exceed the model's context of {self.config.n_positions}",

@@ -67,13 +67,18 @@ class _Dropout(torch.autograd.Function):
         return (grad * mask).mul_(_STEPS / (_STEPS - ctx.q)), None, None
 
 
-@outside_compile  # train.compile: the numba mask stays outside the graph (a graph break)
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
-    """``x`` with each element zeroed with probability ~``p`` (see above), the rest scaled up."""
+    """``x`` with each element zeroed with probability ~``p`` (see above), the rest scaled up. Under
+    torch.compile only the CPU mask breaks the graph; ``F.dropout`` (a GPU's) is traced into it."""
     if not training or p == 0:
         return x
     if x.device.type != "cpu" or not 0 < p < 1 or x.dtype not in _ONE:
         return F.dropout(x, p, training)
+    return _hashed_dropout(x, p)
+
+
+@outside_compile  # train.compile: the numba mask stays outside the graph (a graph break)
+def _hashed_dropout(x: torch.Tensor, p: float) -> torch.Tensor:
     q = max(1, min(_STEPS - 1, round(p * _STEPS)))
     seed = int(torch.randint(0, 2**62, (1,)))
     return _Dropout.apply(x, q, seed)
