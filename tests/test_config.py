@@ -55,6 +55,14 @@ def test_bad_yaml_file_is_a_clear_error(tmp_path):
         C.load_yaml(tmp_path / "missing.yaml")
 
 
+def test_a_config_file_reads_numbers_as_people_write_them(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("train:\n  lr: 1e-4\n  weight_decay: 1E-2\n  eps: -1e+0\n  seed: 7\ntask:\n  name: 1e\n")
+    data = C.load_yaml(f)
+    assert data["train"] == {"lr": 1e-4, "weight_decay": 0.01, "eps": -1.0, "seed": 7}
+    assert data["task"]["name"] == "1e"  # not a number: stays text
+
+
 def test_help_lists_every_key_with_its_help():
     text = C.help_text(PretrainConfig)
     for key in C.all_keys(PretrainConfig):

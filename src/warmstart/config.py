@@ -24,6 +24,7 @@ import yaml
 from warmstart.atomic import write_atomic
 from warmstart.errors import WarmstartError
 from warmstart.numbers import FRACTION, check_values, short
+from warmstart.yaml_loader import Loader, load
 
 PRESET_DIR = Path(__file__).parent / "presets"
 
@@ -103,7 +104,7 @@ def _scalar(text: str):
     """One command-line item read as a YAML scalar; text that YAML would read as a mapping (or cannot
     read) stays text."""
     try:
-        value = yaml.safe_load(text)
+        value = load(text)
     except yaml.YAMLError:
         return text
     return text if isinstance(value, dict) else value
@@ -253,7 +254,7 @@ def parse_override(text: str) -> dict:
         raise WarmstartError(f"cannot read the override '{text}'", "write overrides as key.sub=value")
     key, raw = text.split("=", 1)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     if isinstance(value, dict):  # "task.prefix=headline: " is text, not a mapping
@@ -285,7 +286,7 @@ def load_yaml(path: str | Path) -> dict:
     if not path.is_file():
         raise WarmstartError(f"no such config file: {path}", "check the --config path")
     try:
-        loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+        loader = Loader(path.read_text(encoding="utf-8"))
         try:
             node = loader.get_single_node()
             _check_nodes(node, path)

@@ -60,6 +60,15 @@ def test_a_yaml_space_may_be_flat_or_nested(tmp_path):
     assert overrides({"train.lr": 3e-5, "seed": 2}) == ["train.lr=3e-05", "seeds=[2]"]
 
 
+def test_a_space_written_as_the_help_writes_it_reads_its_numbers(tmp_path):
+    # `1e-5` is a string to YAML 1.1 (PyYAML): the help's own example was refused as "not numbers"
+    f = tmp_path / "space.yaml"
+    f.write_text("train.lr: {type: float, low: 1e-5, high: 1E-4, log: true}\ntrain.weight_decay: [0, 1e-2]\n")
+    lr, decay = open_space(str(f)).dims
+    assert (lr.low, lr.high, lr.log) == (1e-5, 1e-4, True)
+    assert list(decay.choices) == [0, 0.01]
+
+
 @pytest.mark.parametrize(
     "text, words",
     [

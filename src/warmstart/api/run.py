@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from warmstart.errors import WarmstartError
+from warmstart.yaml_loader import load
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,7 +108,7 @@ def _read(d: Path) -> Run:
     config = d / "config.yaml"
     if not config.is_file():
         raise WarmstartError(f"{d} is not a run directory (it has no config.yaml)", "pass a run's directory")
-    saved = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    saved = load(config.read_text(encoding="utf-8")) or {}
     if "word2vec" in saved:
         return Run(d, "word2vec", {**_json(d / "metrics.json", d), "run_dir": str(d)})
     if "task" in saved:

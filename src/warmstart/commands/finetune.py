@@ -1,11 +1,10 @@
 """`warmstart finetune`: a labeled task on a pretrained (or scratch) encoder, through the one fit loop.
 
-The steps: resolve the config, read the init once and check the config against its card, encode the
-splits, then for each seed build the unit (a fresh encoder with the init's weights, the task's randomly
-initialised head, the strategy: what is trained, LoRA, re-init, layer-wise LR), train it with the fit loop
-(evaluating on validation, keeping the best model, optional early stopping) and score the best model once
-on test. Several seeds each get a run directory ``RUN/seed-N`` and ``RUN/summary.json`` reports mean,
-median, spread and the failed runs. What a family does differently it declares (train/loop.py).
+The steps: resolve the config, read the init once and check it against its card, encode the splits, then
+for each seed build the unit (the init's weights, the task's new head, the strategy: what is trained, LoRA,
+re-init, layer-wise LR), train it with the fit loop (validation, best model, optional early stopping) and
+score the best model once on test. Several seeds: ``RUN/seed-N`` each, ``RUN/summary.json`` with their
+spread and failed runs; what a family does differently it declares (train/loop.py).
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from warmstart.tasks.base import EvalBatches, Task, TaskConfig, fitting_task, ta
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.multitask import MultitaskConfig
+from warmstart.tasks.scores import scores_as_regression
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
@@ -166,6 +166,7 @@ def finetune(
     task.bind(init.tokenizer, init.config_json, family_of(init.config_json))
     cfg = _checked(cfg, init, explicit, resume)
     records, dataset_name = task_splits(task, cfg)
+    cfg = scores_as_regression(cfg, task, records["train"], explicit, resume)  # 1.5, 2.25...: regression
     fingerprint = records_fingerprint(records)
     if resume:  # ... and so is data that is not what the run started on
         check_fingerprint(Path(resume), fingerprint)

@@ -36,6 +36,7 @@ from warmstart.tasks.readers import (
     sequence_state,
     token_states,
 )
+from warmstart.tasks.scores import score_example
 
 PROBLEMS = ("single_label", "multi_label", "regression")
 POOLINGS = (*POOLING, "pooler")  # pooler: the encoder's own (BERT's pooled output), not a feature pooling
@@ -309,9 +310,12 @@ class ClassificationTask(Task):
         ]
         unknown = sorted({x for g in given for x in g} - set(index))
         if unknown:
+            known = ", ".join(labels[:10]) + (f" ... ({len(labels)} in all)" if len(labels) > 10 else "")
+            numbers = score_example([{"label": x} for x in [*labels, *unknown]]) is not None
+            scores = "; scores (numbers) need task.problem=regression" if numbers else ""
             raise WarmstartError(
                 f"{where} has labels the model was not trained on: {', '.join(unknown[:5])}",
-                f"the known labels are: {', '.join(labels)}",
+                f"the known labels are: {known}{scores}",
             )
         if problem == "single_label":
             return torch.tensor([index[g[0]] for g in given], dtype=torch.long)
