@@ -206,7 +206,7 @@ CASES = [
     case("ft-missing-label-column", "finetune --init {pre} --dataset {csv} --out {tmp}/o "
          "--label-column sentiment", "needs a labeled dataset", "data.label_column"),
     case("ft-label-is-a-list", f"finetune --init {{pre}} --dataset {{tmp}}/d.jsonl --out {{tmp}}/o {FT}",
-         "column 'label' holds a list", files={"d.jsonl": lines('{"text": "t %d", "label": ["x", "y"]}\n')}),
+         "column 'label' holds a list", files={"d.jsonl": lines('{"text": "t %d", "label": [{"x": 1}]}\n')}),
     case("ft-regression-label-not-number", f"finetune --init {{pre}} --dataset {{csv}} --out {{tmp}}/o {FT} "
          "task.problem=regression", "the label 'a' is not a number"),
     case("ft-choice-label-not-index", f"finetune --init {{pre}} --task multiple_choice "

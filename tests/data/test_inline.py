@@ -37,7 +37,7 @@ def test_errors_name_the_label_never_the_cache(monkeypatch, tmp_path):
     assert "data['train'] (DataFrame, 1 rows)" in str(err.value) and "text" in str(err.value)
     assert str(tmp_path) not in str(err.value) and spec.removeprefix("inline:") not in str(err.value)
     # ... and through own splits, on line 3
-    bad = [{"text": "one", "label": "a"}, {"text": "two", "label": "b"}, {"text": "three", "label": ["c"]}]
+    bad = [{"text": "one", "label": "a"}, {"text": "two", "label": "b"}, {"text": "three", "label": {"c": 1}}]
     spec = inline.store(jsonl(bad), "data['test'] (list, 3 rows)")
     with pytest.raises(WarmstartError) as err:
         list(open_data("", {"train": spec, "test": spec}).records("test"))

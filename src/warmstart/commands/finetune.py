@@ -46,8 +46,8 @@ from warmstart.study.seeds import majority_share, summarize_seeds
 from warmstart.tasks.base import EvalBatches, Task, TaskConfig, fitting_task, task_splits
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
+from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
-from warmstart.tasks.scores import scores_as_regression
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
@@ -166,7 +166,7 @@ def finetune(
     task.bind(init.tokenizer, init.config_json, family_of(init.config_json))
     cfg = _checked(cfg, init, explicit, resume)
     records, dataset_name = task_splits(task, cfg)
-    cfg = scores_as_regression(cfg, task, records["train"], explicit, resume)  # 1.5, 2.25...: regression
+    cfg = problem_from_labels(cfg, task, records["train"], explicit, resume)  # scores, lists of labels
     fingerprint = records_fingerprint(records)
     if resume:  # ... and so is data that is not what the run started on
         check_fingerprint(Path(resume), fingerprint)

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 from warmstart.data import splits
 from warmstart.data.dataset import DataOptions, Dataset
-from warmstart.data.labels import canonical_label
+from warmstart.data.labels import MultiLabel, canonical_label
 from warmstart.errors import WarmstartError
 
 OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
@@ -35,6 +35,11 @@ UNREACHABLE = {
     "Timeout",
     "ConnectTimeout",
 }
+
+
+def _named(value, to_name):
+    """A ClassLabel's name for its integer (``to_name``: the feature's int2str, or None)."""
+    return to_name(value) if to_name and isinstance(value, int) else value
 
 
 def _label(value, name: str) -> str:
@@ -165,7 +170,8 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
             )
     labeled = options.label_column in columns
     kind = "labeled" if labeled else "corpus"
-    to_name = getattr(features.get(options.label_column), "int2str", None) if labeled else None
+    feature = features.get(options.label_column) if labeled else None
+    to_name = getattr(feature, "int2str", None) or getattr(getattr(feature, "feature", None), "int2str", None)
 
     def convert(rows: Iterable[dict]) -> Iterator[dict]:
         for row in rows:
@@ -177,9 +183,10 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
                 record["text_pair"] = str(row[options.text_pair_column])
             if labeled:
                 label = row[options.label_column]
-                record["label"] = _label(
-                    to_name(label) if to_name and isinstance(label, int) else label, name
-                )
+                if isinstance(label, list):  # a Sequence feature: a multi-label row
+                    record["label"] = MultiLabel([_label(_named(x, to_name), name) for x in label])
+                else:
+                    record["label"] = _label(_named(label, to_name), name)
             yield record
 
     validation, test = splits.resolve_fractions(kind, options.validation_fraction, options.test_fraction)

@@ -106,3 +106,16 @@ def _show(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return repr(value) if isinstance(value, str) else str(value)
+
+
+class MultiLabel(str):
+    """A row's labels given as a list (JSON ``["a", "b"]``, a Parquet or ``hf:`` sequence): the text
+    ``"a|b"`` wherever a label is counted or shown, and ``parts``, the labels themselves, for the task
+    (whatever task.label_separator is). An empty list is a row none of the labels apply to."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, parts):
+        self = super().__new__(cls, "|".join(parts))
+        self.parts = tuple(dict.fromkeys(parts))
+        return self

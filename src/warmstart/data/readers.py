@@ -20,7 +20,8 @@ Labels are class names in one spelling per class (``data/labels.py``): JSON ``1`
 TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines). CSV is read
 strictly: an unclosed quote or text after a closing quote is an error naming the line, and so is a row with
 more (non-empty) fields than the header. A text file with NUL bytes in its first 8 KB is refused as binary
-(UTF-16 files look like that too). Values must be strings or numbers: a JSON list or object is refused.
+(UTF-16 files look like that too). Values must be strings or numbers, and a label may be a list of them
+(a multi-label row, ``data/labels.py``'s MultiLabel); any other list or object is refused.
 """
 
 import csv
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from warmstart.data import compressed
 from warmstart.data import lines as line_io
-from warmstart.data.labels import LabelCheck
+from warmstart.data.labels import LabelCheck, MultiLabel
 from warmstart.data.lines import Lines, limit_text, refuse_surrogates, too_long
 from warmstart.errors import WarmstartError
 
@@ -163,8 +164,16 @@ def _check_columns(path: Path, available: list[str], wanted: list[str]) -> None:
             )
 
 
+def _scalars(value) -> bool:
+    """A list of labels: strings, numbers or booleans (a JSON list, a Parquet list column)."""
+    return isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value)
+
+
 def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck | None) -> dict | None:
     """A record from a row (dict column -> value); None if its text is empty. ``labels``: canonical labels."""
+    label = columns.get("label")
+    if label is not None and labels is not None and _scalars(row.get(label)):  # ["a", "b"]: multi-label
+        row = {**row, label: MultiLabel([labels.label(v, where) for v in row[label]])}
     for column in columns.values():
         if column is not None and isinstance(row.get(column), list | dict):
             type_name = type(row[column]).__name__
@@ -186,6 +195,9 @@ def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck
         if column is None:
             continue
         value = row.get(column)
+        if isinstance(value, MultiLabel):
+            record[field] = value
+            continue
         if field == "label" and labels is not None and labels.empty and isinstance(value, str):
             if not value.strip():  # multi-label: a row none of the labels apply to
                 record[field] = ""

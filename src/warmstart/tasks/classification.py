@@ -22,12 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from warmstart.data.labels import canonical_label
+from warmstart.data.labels import MultiLabel, canonical_label
 from warmstart.errors import WarmstartError
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.pooling import POOLING, cls_at_end, pool
 from warmstart.objectives.sift import bernoulli_symmetric_kl, sift_on, sift_penalty, squared, symmetric_kl
 from warmstart.tasks.base import Features, Task, encoder_inputs
+from warmstart.tasks.label_problem import score_example
 from warmstart.tasks.readers import (
     TokenIds,
     generative,
@@ -36,7 +37,6 @@ from warmstart.tasks.readers import (
     sequence_state,
     token_states,
 )
-from warmstart.tasks.scores import score_example
 
 PROBLEMS = ("single_label", "multi_label", "regression")
 POOLINGS = (*POOLING, "pooler")  # pooler: the encoder's own (BERT's pooled output), not a feature pooling
@@ -224,6 +224,18 @@ class DecoderClassifier(SequenceClassifier):
         return head["out_proj"](self.drop(torch.tanh(head["dense"](x)))).float()
 
 
+def _one_each(records: list[dict], where: str, problem: str) -> None:
+    """Refuse a row given a list of labels other than one (a multi-label row) under a single-label problem."""
+    lists = (r for r in records if isinstance(r["label"], MultiLabel) and len(r["label"].parts) != 1)
+    row = next(lists, None)
+    if row is not None:
+        raise WarmstartError(
+            f"{where} has rows with a list of {len(row['label'].parts)} labels ({list(row['label'].parts)}) "
+            f"but task.problem is {problem}",
+            "use task.problem=multi_label (or give each row one label)",
+        )
+
+
 def _class(label) -> str:
     """A label's class name in its one spelling: 1, 1.0 and "1" are "1" (``warmstart.data.labels``)."""
     try:
@@ -272,6 +284,8 @@ class ClassificationTask(Task):
         return self.cfg.problem == "multi_label"
 
     def _label_set(self, label) -> list[str]:
+        if isinstance(label, MultiLabel):
+            label = label.parts
         if isinstance(label, list | tuple):
             return list(dict.fromkeys(_class(x) for x in label if str(x).strip()))
         parts = str(label).split(self.cfg.label_separator)
@@ -282,6 +296,7 @@ class ClassificationTask(Task):
             return []
         if self.cfg.problem == "multi_label":
             return sorted({x for r in records for x in self._label_set(r["label"])})
+        _one_each(records, "the training data", self.cfg.problem)
         return sorted({_class(r["label"]) for r in records})
 
     def targets(self, records: list[dict], labels: list[str], where: str) -> torch.Tensor:
@@ -302,6 +317,8 @@ class ClassificationTask(Task):
                         "give every regression example a finite score (drop rows without one)",
                     )
             return torch.tensor(values, dtype=torch.float32)
+        if problem != "multi_label":
+            _one_each(records, where, problem)
         index = {name: i for i, name in enumerate(labels)}
         for i, name in enumerate(labels):  # a model trained before labels were canonical ("1.0")
             index.setdefault(_class(name), i)
