@@ -104,6 +104,17 @@ def test_missing_column_lists_columns(tmp_path):
         list(read_file(path, text_column="sentence"))
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_missing_column_names_the_flag_of_its_role(tmp_path, suffix):
+    path = write(tmp_path / f"d{suffix}", ROWS)
+    with pytest.raises(WarmstartError) as err:
+        list(read_file(path, text_column="text", label_column="sentiment"))
+    assert "--label-column NAME (label_column=NAME from Python), one of: text, pair, label, other" in err.value.fix
+    with pytest.raises(WarmstartError) as err:
+        list(read_file(path, text_column="review"))
+    assert err.value.fix.startswith("pass --text-column NAME")
+
+
 def test_missing_label_value_names_the_line(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text('{"text": "a", "label": "x"}\n{"text": "b", "label": null}\n', encoding="utf-8")

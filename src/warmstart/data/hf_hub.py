@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 from warmstart.data import splits
 from warmstart.data.dataset import DataOptions, Dataset
 from warmstart.data.labels import MultiLabel, canonical_label
+from warmstart.data.readers import column_fix
 from warmstart.errors import WarmstartError
 
 OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
@@ -166,7 +167,9 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
         if column not in columns:
             raise WarmstartError(
                 f"hf:{name} has no column '{column}' (columns: {', '.join(columns)})",
-                "name the right column in the data options (text_column / text_pair_column)",
+                column_fix(
+                    {"text": options.text_column, "text_pair": options.text_pair_column}, column, columns
+                ),
             )
     labeled = options.label_column in columns
     kind = "labeled" if labeled else "corpus"

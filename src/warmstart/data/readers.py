@@ -155,12 +155,19 @@ def json_object(line: str, path: Path | str, number: int) -> dict:
     return obj
 
 
-def _check_columns(path: Path, available: list[str], wanted: list[str]) -> None:
-    for column in wanted:
+def column_fix(columns: dict, missing: str, available: list) -> str:
+    """The fix line for a missing column: the flag (and the option) of its role, and the columns there are."""
+    role = next((r for r, c in columns.items() if c == missing), "text")
+    there = ", ".join(map(str, available[:12])) or "none"
+    return f"pass --{role.replace('_', '-')}-column NAME ({role}_column=NAME from Python), one of: {there}"
+
+
+def _check_columns(path: Path, available: list[str], columns: dict) -> None:
+    for column in (c for c in columns.values() if c is not None):
         if column not in available:
             raise WarmstartError(
                 f"{path} has no column '{column}' (columns: {', '.join(map(str, available)) or 'none'})",
-                "name the right column in the data options (text_column / text_pair_column / label_column)",
+                column_fix(columns, column, available),
             )
 
 
@@ -240,9 +247,8 @@ def read_file(
             raise WarmstartError(f"unknown txt_mode '{txt_mode}'", f"use one of {', '.join(TXT_MODES)}")
         return _read_txt(path, txt_mode)
     columns = {"text": text_column, "text_pair": text_pair_column, "label": label_column}
-    wanted = [c for c in columns.values() if c is not None]
     if suffix != ".jsonl":  # JSONL columns are checked line by line
-        _check_columns(path, file_columns(path), wanted)
+        _check_columns(path, file_columns(path), columns)
     reader = {".jsonl": _read_jsonl, ".parquet": _read_parquet}.get(suffix, _read_csv)
     labels = LabelCheck(path, empty_labels) if label_column and canonical_labels else None
     return reader(path, columns, labels)
@@ -282,7 +288,7 @@ def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterato
         if missing:
             raise WarmstartError(
                 f"line {number} of {path} has no key '{missing[0]}' (keys: {', '.join(obj) or 'none'})",
-                "name the right column in the data options (text_column / text_pair_column / label_column)",
+                column_fix(columns, missing[0], list(obj)),
             )
         record = _record(obj, columns, path, f"line {number}", labels)
         if record is not None:
