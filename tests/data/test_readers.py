@@ -109,7 +109,8 @@ def test_a_missing_column_names_the_flag_of_its_role(tmp_path, suffix):
     path = write(tmp_path / f"d{suffix}", ROWS)
     with pytest.raises(WarmstartError) as err:
         list(read_file(path, text_column="text", label_column="sentiment"))
-    assert "--label-column NAME (label_column=NAME from Python), one of: text, pair, label, other" in err.value.fix
+    fix = "--label-column NAME (label_column=NAME from Python), one of: text, pair, label, other"
+    assert fix in err.value.fix
     with pytest.raises(WarmstartError) as err:
         list(read_file(path, text_column="review"))
     assert err.value.fix.startswith("pass --text-column NAME")
