@@ -246,7 +246,7 @@ def run_finetune_cell(
         "epochs": arm.epochs or spec.epochs,
         "seeds": [cell.seed],
         "breakdown": False,  # a study reports each cell's score; a second test pass would double its cost
-        "task": {"name": task},
+        "task": {"name": task, "problem": "single_label"},  # a study's problem: never read from the labels
         "data": {"dataset": spec.dataset, "train_fraction": cell.fraction, "subset_seed": cell.seed},
         "train": {
             "seed": cell.seed,
