@@ -104,6 +104,14 @@ def test_missing_column_lists_columns(tmp_path):
         list(read_file(path, text_column="sentence"))
 
 
+def test_a_tsv_field_quoted_over_two_lines_is_said_as_such(tmp_path):
+    # what csv.writer(delimiter="\t") writes for a text holding a newline; TSV is read the GLUE way
+    path = tmp_path / "d.tsv"
+    path.write_text('text\tlabel\none\tpos\n"two\nlines"\tneg\n')
+    with pytest.raises(WarmstartError, match="line 3 .* 1 of 2 fields .* opens a quote: TSV is read without"):
+        list(read_file(path, label_column="label"))
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_a_missing_column_names_the_flag_of_its_role(tmp_path, suffix):
     path = write(tmp_path / f"d{suffix}", ROWS)

@@ -308,6 +308,13 @@ def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[
                 f"line {number} of {path} has {len(values)} fields but the header has {len(header)}",
                 "quote fields that hold the delimiter (TSV: no tabs inside fields), or add the column",
             )
+        short = len(values) < len(header) and any(v.startswith('"') for v in values)
+        if short and compressed.kind(path) == ".tsv":  # a quoted field with a newline, read the GLUE way
+            raise WarmstartError(
+                f"line {number} of {path} has {len(values)} of {len(header)} fields and a field that opens a "
+                "quote: TSV is read without quoting (the GLUE convention), so no field can hold a newline",
+                "save it as CSV (quoted fields may hold newlines), or take the newlines out of that field",
+            )
         record = _record(dict(zip(header, values)), columns, path, f"line {number}", labels)
         if record is not None:
             yield record
