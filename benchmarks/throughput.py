@@ -138,8 +138,11 @@ def side_rates(name: str, a, device: torch.device, sides) -> list[dict]:
         del steps
         per_unit = {s: f / row.tokens_per_step for s, f in row.flops_per_step.items()}
         meta = {"row": row.name, "shape": row.shape, "precision": precision, "counts": row.counts}
-        parts.append({**meta, "target": target, "flops_per_unit": per_unit.get("warmstart"), "rates": rates})
-        parts[-1]["hf_flops_per_unit"] = per_unit.get("transformers")
+        flops = {
+            "flops_per_unit": per_unit.get("warmstart"),
+            "hf_flops_per_unit": per_unit.get("transformers"),
+        }
+        parts.append({**meta, "target": target, **flops, "rates": rates})
     return parts
 
 

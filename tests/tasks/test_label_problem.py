@@ -44,7 +44,7 @@ def scores_csv(rt_small, tmp_path_factory):
     return out
 
 
-def finetune(capsys, tiny_pretrained, data, out, *extra):
+def finetune(capsys, tiny_pretrained, data, out, *extra, label="score"):
     argv = [
         "finetune",
         "--init",
@@ -52,21 +52,25 @@ def finetune(capsys, tiny_pretrained, data, out, *extra):
         "--train-file",
         data,
         "--label-column",
-        "score",
+        label,
         "--out",
         out,
     ]
     return run(capsys, *argv, "--max-length", "32", "train.steps=4", "train.progress=false", *extra)
 
 
+def problem_and_metrics(run_dir) -> tuple[str, set]:
+    """The task.problem a finished run saved, and the names of its test metrics."""
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    return saved["task"]["problem"], set(json.loads((run_dir / "test_metrics.json").read_text())["test"])
+
+
 def test_a_score_column_trains_a_regression_and_says_so(tiny_pretrained, scores_csv, tmp_path, capsys):
     code, _, err = finetune(capsys, tiny_pretrained, scores_csv, tmp_path / "reg")
     assert code == 0, err
     assert "the labels are numbers, not all whole" in err and "task.problem=regression" in err
-    saved = yaml.safe_load((tmp_path / "reg" / "config.yaml").read_text())
-    assert saved["task"]["problem"] == "regression"
-    test = json.loads((tmp_path / "reg" / "test_metrics.json").read_text())["test"]
-    assert {"mse", "pearson"} <= set(test)
+    problem, metrics = problem_and_metrics(tmp_path / "reg")
+    assert problem == "regression" and {"mse", "pearson"} <= metrics
 
 
 def test_task_problem_given_keeps_the_scores_as_classes(tiny_pretrained, scores_csv, tmp_path, capsys):
@@ -102,19 +106,14 @@ def test_lists_of_labels_read_as_one_row_each(lists_jsonl):
 
 
 def test_a_list_label_column_trains_a_multi_label_run(tiny_pretrained, lists_jsonl, tmp_path, capsys):
-    argv = ["finetune", "--init", tiny_pretrained, "--train-file", lists_jsonl, "--label-column", "labels"]
-    argv += ["--out", tmp_path / "ml", "--max-length", "32", "train.steps=4", "train.progress=false"]
-    code, _, err = run(capsys, *argv)
+    code, _, err = finetune(capsys, tiny_pretrained, lists_jsonl, tmp_path / "ml", label="labels")
     assert code == 0, err
     assert "the labels are lists" in err and "task.problem=multi_label" in err
-    saved = yaml.safe_load((tmp_path / "ml" / "config.yaml").read_text())
-    assert saved["task"]["problem"] == "multi_label"
-    test = json.loads((tmp_path / "ml" / "test_metrics.json").read_text())["test"]
-    assert {"f1", "exact_match"} <= set(test)
+    problem, metrics = problem_and_metrics(tmp_path / "ml")
+    assert problem == "multi_label" and {"f1", "exact_match"} <= metrics
     # as single labels, the rows with two are refused in one line
-    code, _, err = run(
-        capsys, *argv[:-4], "--out", tmp_path / "one", "task.problem=single_label", "train.steps=4"
-    )
+    given = "task.problem=single_label"
+    code, _, err = finetune(capsys, tiny_pretrained, lists_jsonl, tmp_path / "one", given, label="labels")
     assert_one_line_error(code, err, "a list of", "task.problem=multi_label")
 
 

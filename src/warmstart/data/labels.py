@@ -116,6 +116,7 @@ class MultiLabel(str):
     parts: tuple[str, ...]
 
     def __new__(cls, parts):
+        parts = tuple(dict.fromkeys(parts))  # each label once, in the text as in parts
         self = super().__new__(cls, "|".join(parts))
-        self.parts = tuple(dict.fromkeys(parts))
+        self.parts = parts
         return self

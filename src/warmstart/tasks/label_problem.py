@@ -13,29 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import sys
 from typing import Any
 
-from warmstart.data.labels import MultiLabel
-
-WHOLE = re.compile(r"\s*[-+]?\d+\s*")
+from warmstart.data.labels import MultiLabel, label_type
 
 
 def score_example(records: list[dict]) -> Any:
     """The first label that is a number but not a whole one, if every label is a finite number; else None."""
     example = None
     for r in records:
-        value = r.get("label")
-        if isinstance(value, bool | MultiLabel) or not isinstance(value, int | float | str):
+        value = r.get("label")  # a number as data/labels.py counts one (label_type), and finite
+        if isinstance(value, MultiLabel) or label_type(value) != "number" or not math.isfinite(float(value)):
             return None
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        if not math.isfinite(number):
-            return None
-        whole = isinstance(value, int) or (isinstance(value, str) and WHOLE.fullmatch(value) is not None)
+        whole = isinstance(value, int) or (isinstance(value, str) and not any(c in value for c in ".eE"))
         if example is None and not whole:
             example = value
     return example
