@@ -130,6 +130,9 @@ def test_finetune_evaluate_predict(arch, unigram_shards, bpe_shards, pairs_csv, 
     preds = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [p["text"] for p in preds] == src.read_text().splitlines()
     assert all(isinstance(p["generated"], str) for p in preds)
+    # evaluate on the (text, target) file with no column flags: the run's card says what it read
+    assert main(["evaluate", str(run), "--data", str(pairs_csv)]) == 0
+    assert "rougeL" in capsys.readouterr().out
 
 
 def test_bad_input_is_one_line_and_exit_2(

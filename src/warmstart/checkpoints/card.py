@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from warmstart.registry import family
 
-KEYS = ("arch", "objective", "tokenizer", "task", "imported_from", "hf_model_type")
+KEYS = ("arch", "objective", "tokenizer", "task", "columns", "imported_from", "hf_model_type")
 
 
 @dataclass
@@ -25,6 +25,9 @@ class RunCard:
     objective: str | None = None  # the pretraining objective (registry.OBJECTIVES)
     tokenizer: str | None = None  # the tokenizer's fingerprint
     task: dict | None = None  # a finetuned model's task options (tasks.base.TaskConfig fields)
+    # the data columns a finetuned model read ({"text", "label", "text_pair"?, "target"?}): what
+    # `warmstart evaluate` reads in a file when no column flag is given
+    columns: dict | None = None
     imported_from: str | None = None  # the transformers directory `warmstart import` read
     hf_model_type: str | None = None  # its transformers model_type (roberta, albert, electra, ...)
     sections: dict[str, dict] = field(default_factory=dict)  # objective shape sections, e.g. "electra"
@@ -72,12 +75,13 @@ def _id2label(config_json: dict) -> list[str]:
     return [mapping[k] for k in sorted(mapping, key=int)]
 
 
-def checkpoint_config(config_json: dict, task, labels: list[str]) -> dict:
+def checkpoint_config(config_json: dict, task, labels: list[str], columns: dict | None = None) -> dict:
     """config.json of a finetuned model: the encoder's, the task's architecture in the family's name
-    (XLNetForSequenceClassification; BERT's name where the family has no transformers class: ELMo), and the
-    label map."""
+    (XLNetForSequenceClassification; BERT's name where the family has no transformers class: ELMo), the
+    label map and the data columns it read (``columns``; None: the ones ``config_json`` has, if any)."""
+    card = RunCard.read(config_json)
     card = dataclasses.replace(
-        RunCard.read(config_json), task=dataclasses.asdict(task.cfg), labels=list(labels)
+        card, task=dataclasses.asdict(task.cfg), labels=list(labels), columns=columns or card.columns
     )
     lm_class = family(card.arch).objective.hf_architecture
     base = re.match(r"(.+?)(For[A-Z]\w*|LMHeadModel|Model)$", lm_class)

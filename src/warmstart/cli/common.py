@@ -162,9 +162,13 @@ def split_files(a: argparse.Namespace) -> dict[str, str]:
     return {s: getattr(a, f"{s}_file") for s in SPLIT_NAMES if getattr(a, f"{s}_file", None)}
 
 
-def add_text_options(p: argparse.ArgumentParser) -> None:
+def add_text_options(
+    p: argparse.ArgumentParser, text_default: str | None = "text", text_help: str = ""
+) -> None:
     p.add_argument(
-        "--text-column", default="text", help="column with the text in csv/tsv/jsonl/parquet files"
+        "--text-column",
+        default=text_default,
+        help="column with the text in csv/tsv/jsonl/parquet files" + text_help,
     )
     p.add_argument(
         "--txt-mode",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from warmstart.paths import refuse_same_file
 
 SPLITS = ["train", "validation", "test", "all"]
 RUN_HELP = "finetune run directory (its best model is used) or model directory"
+RUN_COLUMN = " (default: the one the run was finetuned with)"
 
 
 def _evaluate(a):
@@ -29,7 +31,8 @@ def _evaluate(a):
     if a.out:
         refuse_same_file(a.out, {"--data": a.data, **{f"--{s}-file": f for s, f in files.items()}})
         check_writable(a.out)
-    result = evaluate_run(a.run, a.data, a.split, data_options(a), files=files, head=a.head)
+    options = dataclasses.replace(data_options(a), target_column=a.target_column)  # None: the run's columns
+    result = evaluate_run(a.run, a.data, a.split, options, files=files, head=a.head)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
     print(f"{result['dataset']} ({a.split}, {result['examples']:,} examples): {shown}")
     if a.out:
@@ -81,10 +84,11 @@ def add_evaluate(sub) -> None:
     )
     split_file_flags(ev)
     ev.add_argument("--split", default="test", choices=SPLITS, help="split")
-    ev.add_argument("--label-column", default="label", help="column with the label")
-    ev.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
+    ev.add_argument("--label-column", help="column with the label" + RUN_COLUMN)
+    ev.add_argument("--text-pair-column", help="column with the second text of a pair" + RUN_COLUMN)
+    ev.add_argument("--target-column", help="text_to_text: column with the output text" + RUN_COLUMN)
     ev.add_argument("--out", help="also write the metrics to this JSON file")
-    add_text_options(ev)
+    add_text_options(ev, None, RUN_COLUMN)
     head_flag(ev)
     ev.set_defaults(func=_evaluate)
 

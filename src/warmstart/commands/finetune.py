@@ -33,7 +33,7 @@ from warmstart.checkpoints.load import (
 )
 from warmstart.checkpoints.workdir import recorded, resumed_paths
 from warmstart.config import opt
-from warmstart.data.options import FinetuneDataConfig, split_files
+from warmstart.data.options import FinetuneDataConfig, data_columns, split_files
 from warmstart.data.packing import WindowBatches
 from warmstart.data.subsets import check_fraction
 from warmstart.data.token_stream import TokenStream
@@ -125,12 +125,9 @@ def _settle_steps(cfg: FinetuneConfig, per_epoch: int) -> FinetuneConfig:
     per_epoch = max(1, math.ceil(per_epoch / t.grad_accum))
     steps = t.steps or max(1, math.ceil(cfg.epochs * per_epoch))
     every = t.eval_every or max(1, per_epoch // max(cfg.evals_per_epoch, 1))
+    log_every = t.log_every or max(1, min(every, per_epoch // 20))
     train = dataclasses.replace(
-        t,
-        steps=steps,
-        eval_every=every,
-        save_every=t.save_every or every,
-        log_every=t.log_every or max(1, min(every, per_epoch // 20)),
+        t, steps=steps, eval_every=every, save_every=t.save_every or every, log_every=log_every
     )
     return dataclasses.replace(cfg, train=train)
 
@@ -297,7 +294,8 @@ def _one_run(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, resume: bool, h
             cfg, unit, batches, prep.texts, prep.features, prep.init.tokenizer, seed
         )
         scales = {f"task.{k}": v for k, v in scales.items()} if scales else None
-    config_json = checkpoint_config(prep.init.config_json, task, prep.labels)
+    columns = data_columns(cfg.data, task.kind, task.name)  # what `evaluate` reads in a file, unless told
+    config_json = checkpoint_config(prep.init.config_json, task, prep.labels, columns)
     ckpt = Checkpointer(run_dir, config_json, prep.init.tokenizer, export=exported)
     trackers = Trackers(run_dir, cfg.train.report_to)  # open from fit's start to the test metrics
     result = fit(

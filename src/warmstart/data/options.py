@@ -59,6 +59,19 @@ def data_options(d: FinetuneDataConfig, kind: str = "labeled", empty_labels: boo
     )
 
 
+def data_columns(d: FinetuneDataConfig, kind: str, task: str) -> dict | None:
+    """The columns a finetuning read (``kind``: its task's dataset kind), as its run card keeps them; None
+    for a multitask run (its tasks read their own datasets)."""
+    if task == "multitask":
+        return None
+    columns = {"text": d.text_column, "label": d.label_column}
+    if d.text_pair_column:
+        columns["text_pair"] = d.text_pair_column
+    if kind == "seq2seq":
+        columns["target"] = d.target_column
+    return columns
+
+
 def limited(records: dict[str, list[dict]], d: FinetuneDataConfig) -> dict[str, list[dict]]:
     """Each split cut to its data.*_limit (None: whole)."""
     limits = {"train": d.train_limit, "validation": d.validation_limit, "test": d.test_limit}

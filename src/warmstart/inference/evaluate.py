@@ -26,8 +26,9 @@ def evaluate_run(
     ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
     others make the splits as finetuning made them (data/split_files.py); ``head``: the head of a multitask
     encoder evaluated (checkpoints/head_view.py)."""
-    unit, task, tokenizer, labels = SavedModel(run, use="evaluating", head=head).finetuned
-    options = dataclasses.replace(options or DataOptions(), empty_labels=task.empty_labels)
+    saved = SavedModel(run, use="evaluating", head=head)
+    unit, task, tokenizer, labels = saved.finetuned
+    options = run_columns(options or DataOptions(), saved.card.columns, task)
     files = {s: f for s, f in (files or {}).items() if f}
     if not dataset and not files:
         raise WarmstartError("no data given", "pass --data NAME_FILE_OR_DIR, or --test-file FILE")
@@ -50,3 +51,20 @@ def evaluate_run(
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
     return {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
+
+
+def run_columns(options: DataOptions, columns: dict | None, task) -> DataOptions:
+    """``options`` with each column not given (None) the one the run was finetuned with (its card's
+    ``columns``; runs written before the card kept them: the defaults, text and label)."""
+    saved = columns or {}
+    given = options.text_pair_column
+    return dataclasses.replace(
+        options,
+        text_column=options.text_column or saved.get("text", "text"),
+        text_pair_column=saved.get("text_pair") if given is None else given or None,
+        label_column=options.label_column or saved.get("label", "label"),
+        target_column=options.target_column or saved.get("target", "target")
+        if task.kind == "seq2seq"
+        else None,
+        empty_labels=task.empty_labels,
+    )

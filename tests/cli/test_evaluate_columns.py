@@ -1,0 +1,82 @@
+"""`warmstart evaluate RUN --test-file F` reads F's columns as the run was finetuned (its card keeps them),
+for a run, an ONNX export of it and a sentence-pair run; a flag given still wins."""
+
+import csv
+import json
+
+import pytest
+
+from tests.helpers.cli import assert_one_line_error, run
+
+FAST = [
+    "train.progress=false",
+    "task.max_length=32",
+    "train.batch_size=16",
+    "evals_per_epoch=2",
+    "--epochs",
+    "1",
+]
+
+
+def _write(path, rows, names):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(names)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def own(rt_small, tmp_path):
+    """train.csv / test.csv (200 / 40 real snippets) with columns body,verdict, and their pair versions
+    (first,second,gold: the snippet and the next one, labelled by the first)."""
+    rows = [(r["text"], r["label"]) for r in csv.DictReader(open(rt_small, encoding="utf-8"))]
+    pairs = [(a, b, label) for (a, label), (b, _) in zip(rows, rows[1:] + rows[:1], strict=True)]
+    out = {}
+    for name, part in (("train", slice(0, 200)), ("test", slice(200, 240))):
+        out[name] = _write(tmp_path / f"{name}.csv", rows[part], ["body", "verdict"])
+        out[f"pair_{name}"] = _write(tmp_path / f"pair_{name}.csv", pairs[part], ["first", "second", "gold"])
+    return out
+
+
+def _evaluated(capsys, tmp_path, *argv) -> dict:
+    code, _, err = run(capsys, "evaluate", *argv, "--out", tmp_path / "m.json")
+    assert code == 0, err
+    return json.loads((tmp_path / "m.json").read_text())["metrics"]
+
+
+def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, own, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["finetune", "--init", tiny_pretrained, "--train-file", own["train"], "--test-file", own["test"]]
+    code, _, err = run(
+        capsys, *argv, "--text-column", "body", "--label-column", "verdict", "--out", out, *FAST
+    )
+    assert code == 0, err
+    card = json.loads((out / "best" / "config.json").read_text())["warmstart"]
+    assert card["columns"] == {"text": "body", "label": "verdict"}
+    reported = json.loads((out / "test_metrics.json").read_text())["test"]["accuracy"]
+    assert _evaluated(capsys, tmp_path, out, "--test-file", own["test"])["accuracy"] == pytest.approx(
+        reported
+    )
+    # the ONNX export carries the card: the same file, no flags, the same answers
+    code, _, err = run(capsys, "export", out, "--to", "onnx", "--out", tmp_path / "onnx")
+    assert code == 0, err
+    got = _evaluated(capsys, tmp_path, tmp_path / "onnx", "--test-file", own["test"])
+    assert got["accuracy"] == pytest.approx(reported)
+    # a flag given wins over the card: here a column the file lacks, said in one line with the columns
+    code, _, err = run(capsys, "evaluate", out, "--test-file", own["test"], "--text-column", "text")
+    assert_one_line_error(code, err, "no column 'text'", "body, verdict")
+
+
+def test_a_pair_run_evaluates_as_pairs(tiny_pretrained, own, tmp_path, capsys):
+    out = tmp_path / "pairs"
+    argv = ["finetune", "--init", tiny_pretrained, "--train-file", own["pair_train"], "--out", out]
+    flags = ["--text-column", "first", "--text-pair-column", "second", "--label-column", "gold"]
+    code, _, err = run(capsys, *argv, "--test-file", own["pair_test"], *flags, *FAST)
+    assert code == 0, err
+    reported = json.loads((out / "test_metrics.json").read_text())["test"]["accuracy"]
+    got = _evaluated(capsys, tmp_path, out, "--test-file", own["pair_test"])
+    assert got["accuracy"] == pytest.approx(reported)
+    # a file without the second text is not scored as single texts
+    code, _, err = run(capsys, "evaluate", out, "--test-file", own["test"])
+    assert_one_line_error(code, err, "no column", "body, verdict")
