@@ -215,6 +215,6 @@ def test_a_refused_callback_leaves_no_run_and_a_stop_at_step_1_leaves_a_best_mod
     # a finetuned model's own checks name the input as the caller wrote it, never an "input line"
     with pytest.raises(WarmstartError, match=r"inputs\[1\]: 'text' must be a string"):
         model.predict(["fine", {"text": 5}])
-    with pytest.raises(WarmstartError, match=r"inputs\[0\] has no text"):
+    with pytest.raises(WarmstartError, match=r"inputs\[0\] has no key 'text' \(its keys: text_pair\)"):
         model.predict([{"text_pair": "only a pair"}])
     assert os.path.isdir(out / "best")

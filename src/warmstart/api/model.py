@@ -153,7 +153,10 @@ class Model:
 
     @cached_property
     def _predictor(self) -> Predictor:
-        return Predictor(self.saved.finetuned, device=str(self.device), dtype=self.dtype)
+        saved = self.saved
+        return Predictor(
+            saved.finetuned, device=str(self.device), dtype=self.dtype, columns=saved.card.columns
+        )
 
     @cached_property
     def _encoder(self) -> torch.nn.Module:

@@ -33,8 +33,11 @@ class Predictor:
     the task's keys ({"text"}, {"text", "text_pair"}, {"question", "context"}, {"context", "choices"},
     {"tokens"})."""
 
-    def __init__(self, model: Finetuned, batch_size: int = 64, device: str = "auto", dtype=None):
+    def __init__(
+        self, model: Finetuned, batch_size: int = 64, device: str = "auto", dtype=None, columns=None
+    ):
         self.unit, self.task, self.tokenizer, self.labels = model
+        self.columns = columns  # the run's own column names (its card): read as the task's keys
         self.device = pick_device(device)  # auto: CUDA when there is one
         self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
         self.batch_size = batch_size
@@ -42,8 +45,8 @@ class Predictor:
     def record(self, item, number: int, where: str | None = None) -> dict:
         """An input item (a string, a dict, or a JSON line) as a checked record; errors name ``where``."""
         if isinstance(item, dict):
-            return check_record(_plain(item), number, self.task.kind, where)
-        return parse_record(str(item), number, self.task.kind, where)
+            return check_record(_plain(item), number, self.task.kind, where, self.columns)
+        return parse_record(str(item), number, self.task.kind, where, self.columns)
 
     def predict(self, records: list[dict]) -> list[dict]:
         """One prediction per record, in order, with the record's texts."""
@@ -78,12 +81,13 @@ def predict_lines(
 ) -> Iterator[dict]:
     """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines;
     ``head``: the head of a multitask encoder that predicts."""
-    predictor = Predictor(SavedModel(run, use="predicting with", head=head).finetuned, batch_size)
+    saved = SavedModel(run, use="predicting with", head=head)
+    predictor = Predictor(saved.finetuned, batch_size, columns=saved.card.columns)
     pending: list[dict] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        pending.append(parse_record(line, number, predictor.task.kind))
+        pending.append(predictor.record(line, number))
         if len(pending) == chunk:
             yield from predictor.predict(pending)
             pending = []

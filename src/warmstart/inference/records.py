@@ -19,9 +19,12 @@ TEXT_KEYS = ("text", "text_pair", "question", "context", "passage", "article")
 LIST_KEYS = ("tokens", "choices", "options")
 
 
-def parse_record(line: str, number: int, kind: str, where: str | None = None) -> dict:
+def parse_record(
+    line: str, number: int, kind: str, where: str | None = None, columns: dict | None = None
+) -> dict:
     """One input line (a JSON object or plain text) as a record of the task's ``kind``; errors name
-    ``where`` (the Python API's ``inputs[3]``), else the input line ``number``."""
+    ``where`` (the Python API's ``inputs[3]``), else the input line ``number``; ``columns``: the run's own
+    column names (its card), read as the task's keys."""
     line = line.strip()
     if line.startswith("{"):
         obj = readers.json_object(line, "the input", number)  # one clear line for bad JSON or a non-object
@@ -32,12 +35,26 @@ def parse_record(line: str, number: int, kind: str, where: str | None = None) ->
             f"{where or f'input line {number}'} is plain text, but this model needs JSON objects",
             'write lines like {"question": ..., "context": ...} (QA) or {"context": ..., "choices": [...]}',
         )
-    return check_record(obj, number, kind, where)
+    return check_record(obj, number, kind, where, columns)
 
 
-def check_record(obj: dict, number: int, kind: str, where: str | None = None) -> dict:
-    """An input given as a dict (its values as JSON has them) as a record of the task's ``kind``."""
+def own_names(obj: dict, columns: dict | None) -> dict:
+    """``obj`` with the columns a run was finetuned on (its card's ``{"text": "review", "text_pair": ...}``)
+    read as the task's keys, where the object has the run's name and not the key."""
+    for key in ("text", "text_pair"):
+        name = (columns or {}).get(key)
+        if name and name != key and name in obj and key not in obj:
+            obj = {**{k: v for k, v in obj.items() if k != name}, key: obj[name]}
+    return obj
+
+
+def check_record(
+    obj: dict, number: int, kind: str, where: str | None = None, columns: dict | None = None
+) -> dict:
+    """An input given as a dict (its values as JSON has them) as a record of the task's ``kind``;
+    ``columns``: the run's own column names (``own_names``)."""
     at = where or f"input line {number}"
+    obj = own_names(obj, columns)
     for key, value in obj.items():
         texts = isinstance(value, list) and all(isinstance(x, str) for x in value)
         if (key in TEXT_KEYS and not isinstance(value, str)) or (key in LIST_KEYS and not texts):
@@ -62,6 +79,14 @@ def check_record(obj: dict, number: int, kind: str, where: str | None = None) ->
             obj = {**obj, "text": choice_input(record), "choices": record["choices"]}
         else:
             obj = {**obj, **record, "label": 0}
+    if "text" not in obj and obj:
+        expected = (
+            f"'text' or '{columns['text']}'" if (columns or {}).get("text", "text") != "text" else "'text'"
+        )
+        raise WarmstartError(
+            f"{at} has no key {expected} (its keys: {', '.join(map(str, list(obj)[:10]))})",
+            'name the text "text" (a pair\'s second text "text_pair"), or give plain text lines',
+        )
     if not str(obj.get("text", "")).strip():
         raise WarmstartError(f"{at} has no text", "remove empty lines or fill them in")
     return obj

@@ -1,5 +1,6 @@
-"""`warmstart evaluate RUN --test-file F` reads F's columns as the run was finetuned (its card keeps them),
-for a run, an ONNX export of it and a sentence-pair run; a flag given still wins."""
+"""A run reads its users' files with the column names it was finetuned with (its card keeps them):
+`warmstart evaluate RUN --test-file F` for a run, its ONNX export and a sentence-pair run (a flag given still
+wins), and `predict` / ``Model.predict`` for JSON objects keyed by those names."""
 
 import csv
 import json
@@ -63,6 +64,21 @@ def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, 
     assert code == 0, err
     got = _evaluated(capsys, tmp_path, tmp_path / "onnx", "--test-file", own["test"])
     assert got["accuracy"] == pytest.approx(reported)
+    # predict: JSON lines keyed by the run's own names, through the CLI and the Python API
+    lines = tmp_path / "in.jsonl"
+    texts = [r[0] for r in csv.reader(open(own["test"], encoding="utf-8"))][1:4]
+    lines.write_text("".join(json.dumps({"body": t, "id": i}) + "\n" for i, t in enumerate(texts)))
+    code, stdout, err = run(capsys, "predict", tmp_path / "onnx", "--input", lines)
+    assert code == 0, err
+    assert [json.loads(x)["text"] for x in stdout.splitlines()] == texts
+    import warmstart
+
+    assert [p["label"] for p in warmstart.load(out).predict([{"body": t} for t in texts])] == [
+        json.loads(x)["label"] for x in stdout.splitlines()
+    ]
+    lines.write_text(json.dumps({"review": texts[0]}) + "\n")
+    code, _, err = run(capsys, "predict", out, "--input", lines)
+    assert_one_line_error(code, err, "input line 1 has no key 'text' or 'body' (its keys: review)")
     # a flag given wins over the card: here a column the file lacks, said in one line with the columns
     code, _, err = run(capsys, "evaluate", out, "--test-file", own["test"], "--text-column", "text")
     assert_one_line_error(code, err, "no column 'text'", "body, verdict")
