@@ -17,7 +17,7 @@ from pathlib import Path
 
 from warmstart.data import choice, compressed, conll, inline, readers, split_files, squad
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
-from warmstart.data.hf_hub import hf_dataset
+from warmstart.data.hf_hub import hf_dataset, saved_folder
 from warmstart.data.named import NAMED
 from warmstart.errors import WarmstartError
 
@@ -135,12 +135,12 @@ def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
 
 
 def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Dataset:
-    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet/...), a folder of split files,
-    ``inline:HASH`` (data given in memory) or ``hf:NAME[:CONFIG]``."""
+    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet/...), a folder of split files or of
+    `datasets`' save_to_disk, ``inline:HASH`` (data given in memory) or ``hf:NAME[:CONFIG]``."""
     options = options or DataOptions()
     if name_or_path in NAMED:
         return _kept(name_or_path, options)
-    if name_or_path.startswith("hf:"):
+    if name_or_path.startswith("hf:") or saved_folder(name_or_path):  # the hub, or `datasets`' save_to_disk
         return hf_dataset(name_or_path, options)
     if inline.is_inline(name_or_path):
         return inline.open_inline(name_or_path, options, _local)

@@ -1,5 +1,6 @@
 """``hf:NAME[:CONFIG]``: a dataset from the Hugging Face hub through the `datasets` library (offline:
-its cache).
+its cache); and a folder `datasets` wrote with ``save_to_disk`` (a DatasetDict, or a Dataset: one train
+split), read by ``load_from_disk``.
 
 A corpus (read with no label column: `prepare`, `pretrain --corpus`, `tokenizer train`) is streamed
 (``streaming=True``): its rows come as they download, nothing is written to the `datasets` cache, and a
@@ -18,6 +19,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from urllib.parse import urlparse
 
 from warmstart.data import splits
@@ -53,10 +55,30 @@ def _label(value, name: str) -> str:
         raise WarmstartError(f"hf:{name}: {exc}", "pick a split or config whose labels are set") from None
 
 
+def saved_folder(path: str) -> bool:
+    """Whether ``path`` is a folder `datasets` wrote with ``save_to_disk`` (a DatasetDict or a Dataset)."""
+    folder = Path(path)
+    return folder.is_dir() and any((folder / f).is_file() for f in ("dataset_dict.json", "state.json"))
+
+
+def _from_disk(datasets, path: str):
+    try:
+        loaded = datasets.load_from_disk(path)
+    except Exception as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise WarmstartError(
+            f"could not read {path}, a folder of `datasets`' save_to_disk: {reason}",
+            "save it again with save_to_disk, or pass a file (CSV, JSONL, Parquet)",
+        ) from None
+    return loaded if isinstance(loaded, dict) else {"train": loaded}  # a Dataset: one split, the rest carved
+
+
 def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
-    hub is said at once, not asked twice."""
+    hub is said at once, not asked twice. A folder of ``save_to_disk`` is read from the disk."""
+    if saved_folder(name):
+        return _from_disk(datasets, name)
     offline = hf_offline(*OFFLINE) or no_hub(f"hf:{name}", name)
     with offline_flags(datasets, offline):
         return _load_now(datasets, name, config, stream, offline)
@@ -149,7 +171,10 @@ def _cannot_load(name: str, exc: Exception) -> WarmstartError:
 
 
 def hf_dataset(spec: str, options: DataOptions) -> Dataset:
-    name, _, config = spec.removeprefix("hf:").partition(":")
+    """``hf:NAME[:CONFIG]``, or the path of a ``save_to_disk`` folder (``saved_folder``)."""
+    local = saved_folder(spec)
+    name, _, config = (spec, "", "") if local else spec.removeprefix("hf:").partition(":")
+    label = name if local else f"hf:{name}" + (f":{config}" if config else "")
     try:
         import datasets
     except ImportError:
@@ -166,7 +191,7 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
     for column in wanted:
         if column not in columns:
             raise WarmstartError(
-                f"hf:{name} has no column '{column}' (columns: {', '.join(columns)})",
+                f"{label} has no column '{column}' (columns: {', '.join(columns)})",
                 column_fix(
                     {"text": options.text_column, "text_pair": options.text_pair_column}, column, columns
                 ),
@@ -203,12 +228,13 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
     if carve.carved:
         note += f"; {', '.join(carve.carved)} carved from {'train' if 'train' in parts else 'all rows'} by "
         note += splits.describe(carve.seed, carve.validation, carve.test)
+    hub = f"Hugging Face dataset {name}" + (f" ({config})" if config else "")
     return Dataset(
-        f"hf:{name}" + (f":{config}" if config else ""),
+        label,
         kind,
-        f"Hugging Face dataset {name}" + (f" ({config})" if config else ""),
-        "see the dataset card on the Hugging Face hub",
-        f"https://huggingface.co/datasets/{name}",
+        f"a `datasets` folder (save_to_disk) at {name}" if local else hub,
+        "as its source says" if local else "see the dataset card on the Hugging Face hub",
+        name if local else f"https://huggingface.co/datasets/{name}",
         lambda: (r for s in splits.SPLITS for r in read_split(s)),
         options,
         read_split=read_split,
