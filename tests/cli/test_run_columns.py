@@ -76,6 +76,15 @@ def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, 
     assert [p["label"] for p in warmstart.load(out).predict([{"body": t} for t in texts])] == [
         json.loads(x)["label"] for x in stdout.splitlines()
     ]
+    # a CSV is read by column (its header is not a text to classify), the run's column unless named
+    code, stdout, err = run(capsys, "predict", tmp_path / "onnx", "--input", own["test"])
+    assert code == 0, err
+    rows = list(csv.DictReader(open(own["test"], encoding="utf-8")))
+    assert [json.loads(x)["text"] for x in stdout.splitlines()] == [r["body"] for r in rows]
+    code, stdout, err = run(capsys, "predict", out, "--input", own["test"], "--text-column", "verdict")
+    assert code == 0 and [json.loads(x)["text"] for x in stdout.splitlines()] == [r["verdict"] for r in rows]
+    code, _, err = run(capsys, "predict", out, "--input", own["pair_test"])
+    assert_one_line_error(code, err, "no column 'body' (columns: first, second, gold)", "--text-column")
     lines.write_text(json.dumps({"review": texts[0]}) + "\n")
     code, _, err = run(capsys, "predict", out, "--input", lines)
     assert_one_line_error(code, err, "input line 1 has no key 'text' or 'body' (its keys: review)")

@@ -43,13 +43,15 @@ def _evaluate(a):
 def _predict(a):
     import json
 
-    from warmstart.inference.predict import predict_lines
+    from warmstart.inference.predict import is_table, predict_lines, predict_table
 
     refuse_same_file(a.out, {"--input": a.input})
-    source = sys.stdin if a.input in (None, "-") else open_input(a.input)
-    lines = (
-        json.dumps(pred, ensure_ascii=False) + "\n" for pred in predict_lines(a.run, source, head=a.head)
-    )
+    if a.input not in (None, "-") and is_table(a.input):  # rows by column, not lines
+        source, preds = None, predict_table(a.run, a.input, a.text_column, a.text_pair_column, head=a.head)
+    else:
+        source = sys.stdin if a.input in (None, "-") else open_input(a.input)
+        preds = predict_lines(a.run, source, head=a.head)
+    lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in preds)
     if a.out in (None, "-"):
         sys.stdout.writelines(lines)
         _said(source)
@@ -96,7 +98,13 @@ def add_evaluate(sub) -> None:
 def add_predict(sub) -> None:
     pd = sub.add_parser("predict", help="predictions of a finetuned run as JSON lines")
     pd.add_argument("run", help=RUN_HELP)
-    pd.add_argument("--input", help="file with one example per line (text, or a JSON object); default: stdin")
+    pd.add_argument(
+        "--input",
+        help="file with one example per line (text, or a JSON object), or a CSV, TSV or Parquet file read by "
+        "column; default: stdin",
+    )
+    pd.add_argument("--text-column", help="a table's text column" + RUN_COLUMN)
+    pd.add_argument("--text-pair-column", help="a table's column with a pair's second text" + RUN_COLUMN)
     pd.add_argument("--out", help="JSONL output file; default: stdout")
     head_flag(pd)
     pd.set_defaults(func=_predict)

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from warmstart.data import compressed
+from warmstart.data.readers import read_file
+from warmstart.errors import WarmstartError
 from warmstart.inference.load import Finetuned, SavedModel
 from warmstart.inference.records import check_record, parse_record
 from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import pick_device
+
+TABLES = (".csv", ".tsv", ".parquet")  # `predict --input` reads these by column, other files by line
 
 
 def _size(record: dict) -> int:
@@ -83,11 +88,45 @@ def predict_lines(
     ``head``: the head of a multitask encoder that predicts."""
     saved = SavedModel(run, use="predicting with", head=head)
     predictor = Predictor(saved.finetuned, batch_size, columns=saved.card.columns)
+    numbered = ((n, line) for n, line in enumerate(lines, 1) if line.strip())
+    yield from _chunks(predictor, (predictor.record(line, n) for n, line in numbered), chunk)
+
+
+def is_table(path: str) -> bool:
+    """Whether ``path`` is a CSV, TSV or Parquet file (compressed or not): rows with named columns."""
+    return compressed.kind(path) in TABLES
+
+
+def predict_table(
+    run: str,
+    path: str,
+    text_column: str | None = None,
+    text_pair_column: str | None = None,
+    chunk: int = 512,
+    head: str | None = None,
+) -> Iterator[dict]:
+    """One prediction dict per row of a CSV, TSV or Parquet file with a non-empty text, in order; the
+    columns read: those named, else the ones the run was finetuned with (its card), else "text"."""
+    saved = SavedModel(run, use="predicting with", head=head)
+    predictor = Predictor(saved.finetuned, columns=saved.card.columns)
+    if predictor.task.kind not in ("labeled", "seq2seq"):
+        raise WarmstartError(
+            f"{path} is a table, but this {predictor.task.name} model reads JSON objects",
+            'give a .jsonl file, one object a line, e.g. {"question": ..., "context": ...}',
+        )
+    own = saved.card.columns or {}
+    rows = read_file(
+        path,
+        text_column=text_column or own.get("text", "text"),
+        text_pair_column=text_pair_column or own.get("text_pair"),
+    )
+    yield from _chunks(predictor, (predictor.record(row, n) for n, row in enumerate(rows, 1)), chunk)
+
+
+def _chunks(predictor: Predictor, records: Iterable[dict], chunk: int) -> Iterator[dict]:
     pending: list[dict] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        pending.append(predictor.record(line, number))
+    for record in records:
+        pending.append(record)
         if len(pending) == chunk:
             yield from predictor.predict(pending)
             pending = []
