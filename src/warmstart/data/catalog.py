@@ -52,7 +52,8 @@ def _is_path(name: str) -> bool:
 
 
 def _special_local(path: Path, columns: list[str], options: DataOptions) -> Dataset | None:
-    """CoNLL tagging files, SQuAD JSON, multiple-choice tables and JSON; None for plain text/label tables."""
+    """CoNLL tagging files, SQuAD JSON, multiple-choice tables and JSON; None for plain text/label tables
+    (a .json list of rows among them)."""
 
     suffix = compressed.kind(path)
     if suffix == ".conll":
@@ -61,9 +62,11 @@ def _special_local(path: Path, columns: list[str], options: DataOptions) -> Data
             "CoNLL tagging file (word ... tag per line)",
             lambda: conll.read_conll(path),
         )
-    elif suffix == ".json" and not choice.is_choice_json(path):
+    elif suffix == ".json" and not choice.is_choice_json(path) and readers.json_records(path) is None:
         kind, what, read = "qa", "SQuAD v1/v2 JSON", lambda: squad.iter_squad(path)
-    elif suffix == ".json" or (suffix != ".txt" and choice.is_choice_file(columns)):
+    elif (suffix == ".json" and choice.is_choice_json(path)) or (
+        suffix != ".txt" and choice.is_choice_file(columns)
+    ):
         layout = "JSON rows" if suffix == ".json" else f"columns: {', '.join(map(str, columns))}"
         kind, what = "choice", f"multiple-choice file ({layout})"
 

@@ -1,4 +1,5 @@
-"""Streaming readers for local files: .txt, .jsonl, .csv, .tsv, .parquet; the text kinds also compressed,
+"""Streaming readers for local files: .txt, .jsonl, .csv, .tsv, .parquet, a .json list of rows
+(data/json_records.py, read whole); the text kinds also compressed,
 as .gz or .zst (``data.jsonl.gz``: data/compressed.py), decompressed as they are read.
 
 Every reader yields dict records ``{"text": str}`` plus ``"text_pair"`` and ``"label"`` (always a str) when
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from warmstart.data import compressed
 from warmstart.data import lines as line_io
+from warmstart.data.json_records import json_records
 from warmstart.data.labels import LabelCheck, MultiLabel
 from warmstart.data.lines import Lines, limit_text, refuse_surrogates, too_long
 from warmstart.errors import WarmstartError
@@ -125,6 +127,8 @@ def file_columns(path: str | Path) -> list[str]:
     """The column names of a file: the header row, the first JSON object's keys, or ['text'] for .txt."""
     path = check_path(path)
     suffix = compressed.kind(path)
+    if suffix == ".json" and json_records(path):
+        return list(json_records(path)[0])
     if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":
@@ -238,7 +242,8 @@ def read_file(
     ``empty_labels`` (multi-label): an empty label is kept as ``""``, a row none of the labels apply to."""
     path = check_path(path)
     suffix = compressed.kind(path)
-    if suffix not in TABLE_EXTENSIONS:
+    rows = json_records(path) if suffix == ".json" else None
+    if suffix not in TABLE_EXTENSIONS and rows is None:
         raise WarmstartError(
             f"{path} is not a text or table file", f"use one of {', '.join(TABLE_EXTENSIONS)}"
         )
@@ -247,10 +252,13 @@ def read_file(
             raise WarmstartError(f"unknown txt_mode '{txt_mode}'", f"use one of {', '.join(TXT_MODES)}")
         return _read_txt(path, txt_mode)
     columns = {"text": text_column, "text_pair": text_pair_column, "label": label_column}
+    labels = LabelCheck(path, empty_labels) if label_column and canonical_labels else None
+    if rows is not None:  # a .json list of rows: the first row's keys now, then row by row as JSON lines
+        _check_columns(path, list(rows[0]), columns)
+        return _objects(((row, f"row {n}") for n, row in enumerate(rows, 1)), path, columns, labels)
     if suffix != ".jsonl":  # JSONL columns are checked line by line
         _check_columns(path, file_columns(path), columns)
     reader = {".jsonl": _read_jsonl, ".parquet": _read_parquet}.get(suffix, _read_csv)
-    labels = LabelCheck(path, empty_labels) if label_column and canonical_labels else None
     return reader(path, columns, labels)
 
 
@@ -279,21 +287,26 @@ def _read_txt(path: Path, mode: str) -> Iterator[dict]:
 
 def _read_jsonl(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     lines = Lines(path)
+    numbered = ((n, line) for n, line in enumerate(lines, 1) if line.strip())
+    yield from _objects(
+        ((json_object(line, path, n), f"line {n}") for n, line in numbered), path, columns, labels
+    )
+    lines.warn()
+
+
+def _objects(rows, path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
+    """Records of (object, where) rows: JSON lines, or the rows of a .json list."""
     wanted = [c for c in columns.values() if c is not None]
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        obj = json_object(line, path, number)
+    for obj, where in rows:
         missing = [c for c in wanted if c not in obj]
         if missing:
             raise WarmstartError(
-                f"line {number} of {path} has no key '{missing[0]}' (keys: {', '.join(obj) or 'none'})",
+                f"{where} of {path} has no key '{missing[0]}' (keys: {', '.join(obj) or 'none'})",
                 column_fix(columns, missing[0], list(obj)),
             )
-        record = _record(obj, columns, path, f"line {number}", labels)
+        record = _record(obj, columns, path, where, labels)
         if record is not None:
             yield record
-    lines.warn()
 
 
 def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
