@@ -10,6 +10,7 @@ from warmstart.cli.finished import finished_lines
 
 PRETRAIN_FLAGS = [  # (flag, config key, add_argument keywords)
     ("--corpus", "data.corpus", {"nargs": "+"}),
+    ("--text-column", "data.text_column", {}),
     ("--tokenizer", "data.tokenizer", {}),
     ("--shards", "data.shards", {}),
     ("--init", "init", {"metavar": "RUN_OR_CHECKPOINT"}),
