@@ -4,6 +4,7 @@ wins), and `predict` / ``Model.predict`` for JSON objects keyed by those names."
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -53,6 +54,7 @@ def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, 
         capsys, *argv, "--text-column", "body", "--label-column", "verdict", "--out", out, *FAST
     )
     assert code == 0, err
+    assert re.search(r"task.max_length=32 cuts \d+ of \d+ training texts", err)  # said before training
     card = json.loads((out / "best" / "config.json").read_text())["warmstart"]
     assert card["columns"] == {"text": "body", "label": "verdict"}
     reported = json.loads((out / "test_metrics.json").read_text())["test"]["accuracy"]

@@ -48,6 +48,7 @@ from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
+from warmstart.tasks.truncation import say_truncation
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
@@ -238,6 +239,7 @@ def _prepared(cfg: FinetuneConfig, init: Pretrained, task, records: dict, datase
     # a character model (ELMo) reads every word's characters: the first unit learns them here
     words = reading(first[0], init.tokenizer, records)
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
+    say_truncation(task.kind, records["train"], init.tokenizer, cfg.task.max_length, init.model_cfg)
     texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
     return Prepared(init, task, labels, features, label_counts(records["train"]), words, texts, {seed: first})
 
