@@ -44,7 +44,7 @@ def test_an_unresolvable_hub_is_offline_at_once(no_network, capsys):
         open_dataset("hf:imdb")
     assert time.perf_counter() - start < 10  # 25 s of retries before
     assert no_network == ["huggingface.co"]  # one lookup: the probe's, none from `datasets`
-    assert "huggingface.co cannot be resolved here: reading the datasets cache" in capsys.readouterr().err
+    assert "huggingface.co cannot be resolved here: reading the Hugging Face cache" in capsys.readouterr().err
     assert (datasets.config.HF_HUB_OFFLINE, hub.HF_HUB_OFFLINE) == before
     with pytest.raises(WarmstartError):
         open_dataset("hf:imdb")

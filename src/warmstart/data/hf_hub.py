@@ -110,7 +110,7 @@ def no_hub(what: str, name: str) -> bool:
     probe.start()
     probe.join(PROBE_SECONDS)
     if failed:
-        said = f"{what}: {host} cannot be resolved here: reading the datasets cache (as HF_HUB_OFFLINE=1)"
+        said = f"{what}: {host} cannot be resolved here: reading the Hugging Face cache (as HF_HUB_OFFLINE=1)"
         print(said, file=sys.stderr)
     _PROBED[host] = bool(failed)
     return _PROBED[host]

@@ -41,7 +41,6 @@ from warmstart.atomic import check_writable
 from warmstart.checkpoints.card import RunCard
 from warmstart.checkpoints.load import model_config
 from warmstart.checkpoints.sentence import declared
-from warmstart.data.hf_hub import hf_offline
 from warmstart.errors import WarmstartError
 from warmstart.hub.adapter import adapter_files, base_state, lora_of, merge_adapters
 from warmstart.hub.config_checks import check_sizes
@@ -51,6 +50,7 @@ from warmstart.hub.families.base import TOKEN_IDS, TOP_LEVEL, Family, refuse
 from warmstart.hub.families.configs import config_from_hf, config_to_hf, given_fields
 from warmstart.hub.generation_config import write_generation_config
 from warmstart.hub.heads import base_name, export_family, export_task, import_task, task_unit, warn_heads
+from warmstart.hub.hub_model import hub_snapshot, is_hub_id
 from warmstart.hub.model_card import model_card
 from warmstart.hub.runs import choose
 from warmstart.hub.runs import run_config as run_settings
@@ -148,44 +148,17 @@ def _load_bin(path: Path) -> dict:
 
 
 def resolve_source(src: str | Path) -> Path:
-    """A local model directory, or a hub id (``hf:`` in front is allowed, as for datasets) downloaded by
-    huggingface_hub (HF_HUB_OFFLINE honoured)."""
+    """A local model directory, or a hub id (``hf:`` in front is allowed, as for datasets): its snapshot,
+    downloaded or from huggingface_hub's cache offline (hub/hub_model.py)."""
     path = Path(src)
     if path.is_dir():
         return path
-    if str(src).startswith("hf:"):
-        src = str(src).removeprefix("hf:")
-        path = Path(src)
-    if path.exists() or not re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", str(src)):
+    src = str(src).removeprefix("hf:")
+    if not is_hub_id(src):
         raise WarmstartError(
             f"{src} is not a model directory", "pass a directory with config.json and weights"
         )
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:
-        raise WarmstartError(
-            f"{src} is not a local directory, and huggingface_hub is not installed to download it",
-            "pip install huggingface_hub, or pass a local model directory",
-        ) from None
-    offline = hf_offline("HF_HUB_OFFLINE")
-    patterns = ["*.json", "*.safetensors", "*.txt", "*.model"]
-    try:
-        got = Path(snapshot_download(str(src), allow_patterns=patterns, local_files_only=offline))
-        if not any(got.glob("*.safetensors")):
-            got = Path(snapshot_download(str(src), allow_patterns=[*patterns, "pytorch_model*.bin"],
-                                         local_files_only=offline))  # fmt: skip
-    except Exception as exc:
-        if offline:
-            why = "HF_HUB_OFFLINE is set and it is not in the local cache"
-        elif re.search(r"Connect|Errno|resolve|timed out|Timeout", str(exc)):
-            why = "the hub cannot be reached from here"
-        else:
-            why = f"{type(exc).__name__} ({_short(exc)[:120]})"
-        raise WarmstartError(
-            f"{src} is not a local directory and could not be downloaded from the hub: {why}",
-            "download it where there is internet (`hf download ID --local-dir DIR`) and pass DIR",
-        ) from None
-    return got
+    return hub_snapshot(src)
 
 
 def _canonical(state: dict, fam: Family) -> dict:

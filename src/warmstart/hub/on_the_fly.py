@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from warmstart.hub.convert import import_hf
+from warmstart.hub.hub_model import hub_snapshot, is_hub_id
 from warmstart.paths import cache_dir
 from warmstart.tokenization.leftovers import clear_swaps
 
@@ -31,7 +32,10 @@ def is_transformers_dir(path: str | Path) -> bool:
 
 
 def warmstart_dir(path: str | Path | None) -> str | None:
-    """``path`` itself, unless it is a transformers model directory: then its import in the cache."""
+    """``path`` itself, unless it is a transformers model directory, or a hub model id (hub/hub_model.py):
+    then its import in the cache."""
+    if path and is_hub_id(str(path)):
+        path = hub_snapshot(str(path))
     if not path or not is_transformers_dir(path):
         return None if path is None else str(path)
     src = Path(path).resolve()
