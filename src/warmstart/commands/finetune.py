@@ -48,7 +48,7 @@ from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
-from warmstart.tasks.truncation import say_truncation
+from warmstart.tasks.truncation import truncation_note
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
@@ -93,21 +93,9 @@ class FinetuneConfig:
 
 
 # The lectures' recipe: small learning rate, warmup + linear decay, AdamW with bias correction, batch 32.
-DEFAULTS = {
-    "train": {
-        "steps": 0,
-        "lr": 2e-5,
-        "batch_size": 32,
-        "weight_decay": 0.01,
-        "beta2": 0.999,
-        "eps": 1e-8,
-        "warmup_ratio": 0.1,
-        "eval_every": 0,
-        "save_every": 0,
-        "keep_last": 1,
-        "log_every": 0,
-    }
-}
+DEFAULTS = {"train": {"steps": 0, "lr": 2e-5, "batch_size": 32, "weight_decay": 0.01, "beta2": 0.999,
+                      "eps": 1e-8, "warmup_ratio": 0.1, "eval_every": 0, "save_every": 0, "keep_last": 1,
+                      "log_every": 0}}  # fmt: skip
 
 
 def settings(config_file: str | None, flags: dict | None, overrides) -> dict:
@@ -145,6 +133,7 @@ class Prepared:
     words: Any  # the tokenizer the features were encoded with (a character model's: holding their words)
     texts: list[str] | None  # joint training's text (aux.objectives), else None
     ready: dict  # seed -> (unit, strategy report) built before the run directory (the first seed's)
+    note: str | None = None  # what task.max_length cuts (tasks/truncation.py), said as the first seed starts
 
 
 def finetune(
@@ -239,9 +228,10 @@ def _prepared(cfg: FinetuneConfig, init: Pretrained, task, records: dict, datase
     # a character model (ELMo) reads every word's characters: the first unit learns them here
     words = reading(first[0], init.tokenizer, records)
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
-    say_truncation(task.kind, records["train"], init.tokenizer, cfg.task.max_length, init.model_cfg)
     texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
-    return Prepared(init, task, labels, features, label_counts(records["train"]), words, texts, {seed: first})
+    note = truncation_note(task.kind, records["train"], init.tokenizer, cfg.task.max_length, init.model_cfg)
+    counts = label_counts(records["train"])
+    return Prepared(init, task, labels, features, counts, words, texts, {seed: first}, note)
 
 
 def _unit(cfg: FinetuneConfig, init: Pretrained, task, labels: list[str], seed: int, words=None) -> tuple:
@@ -288,7 +278,8 @@ def _one_run(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, resume: bool, h
     seed, task = cfg.train.seed, prep.task
     unit, report = prep.ready.pop(seed, None) or _unit(cfg, prep.init, task, prep.labels, seed, prep.words)
     if ddp.is_main():
-        print(describe(report), file=sys.stderr)
+        print("\n".join(filter(None, [prep.note, describe(report)])), file=sys.stderr)
+        prep.note = None  # said once, not per seed
     scales = lr_scales(unit, cfg.strategy.layer_lr_decay) if cfg.strategy.layer_lr_decay != 1.0 else None
     batches = task.train_batches(prep.features["train"], global_batch(cfg), seed)
     if prep.texts is not None:  # joint training: RUN/best and RUN/final hold the task's model alone

@@ -48,15 +48,9 @@ def truncation_line(
     return line
 
 
-def say_truncation(kind: str, records: list[dict], tokenizer, max_length: int, model_cfg) -> None:
-    """``truncation_line`` on stderr, once (the first process under torchrun)."""
-    import sys
-
-    from warmstart.train import distributed as ddp
-
+def truncation_note(kind: str, records: list[dict], tokenizer, max_length: int, model_cfg) -> str | None:
+    """``truncation_line`` with the model's limit read from its config (none for relative positions)."""
     limit = (
         getattr(model_cfg, "max_length", None) if getattr(model_cfg, "position_biased_input", True) else None
     )
-    line = truncation_line(kind, records, tokenizer, max_length, limit)
-    if line and ddp.is_main():
-        print(line, file=sys.stderr)
+    return truncation_line(kind, records, tokenizer, max_length, limit)
