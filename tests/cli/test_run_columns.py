@@ -90,6 +90,17 @@ def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, 
     lines.write_text(json.dumps({"review": texts[0]}) + "\n")
     code, _, err = run(capsys, "predict", out, "--input", lines)
     assert_one_line_error(code, err, "input line 1 has no key 'text' or 'body' (its keys: review)")
+    # --data FILE (one file, no splits of its own): its carved test split is scored, and said
+    code, stdout, err = run(capsys, "evaluate", out, "--data", own["test"])
+    assert code == 0, err
+    carved = int(re.search(r"\(test, (\d+) examples\)", stdout)[1])
+    assert 0 < carved < 40
+    said = (
+        f"has no splits of its own: scored its test split, carved by hash as finetuning on it would ({carved}"
+    )
+    assert said in err and " of 40 rows); --test-file" in err
+    code, _, err = run(capsys, "evaluate", out, "--data", own["test"], "--split", "test")
+    assert code == 0 and "no splits of its own" not in err
     # a flag given wins over the card: here a column the file lacks, said in one line with the columns
     code, _, err = run(capsys, "evaluate", out, "--test-file", own["test"], "--text-column", "text")
     assert_one_line_error(code, err, "no column 'text'", "body, verdict")

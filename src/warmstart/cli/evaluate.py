@@ -32,9 +32,10 @@ def _evaluate(a):
         refuse_same_file(a.out, {"--data": a.data, **{f"--{s}-file": f for s, f in files.items()}})
         check_writable(a.out)
     options = dataclasses.replace(data_options(a), target_column=a.target_column)  # None: the run's columns
-    result = evaluate_run(a.run, a.data, a.split, options, files=files, head=a.head)
+    split = a.split or "test"  # not given: the test split, said when it is carved from one file
+    result = evaluate_run(a.run, a.data, split, options, files=files, head=a.head, split_given=bool(a.split))
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
-    print(f"{result['dataset']} ({a.split}, {result['examples']:,} examples): {shown}")
+    print(f"{result['dataset']} ({split}, {result['examples']:,} examples): {shown}")
     if a.out:
         write_json(result, Path(a.out))
         print(f"metrics written to {a.out}")
@@ -85,7 +86,7 @@ def add_evaluate(sub) -> None:
         required=False,
     )
     split_file_flags(ev)
-    ev.add_argument("--split", default="test", choices=SPLITS, help="split")
+    ev.add_argument("--split", choices=SPLITS, help="split (default: test)")
     ev.add_argument("--label-column", help="column with the label" + RUN_COLUMN)
     ev.add_argument("--text-pair-column", help="column with the second text of a pair" + RUN_COLUMN)
     ev.add_argument("--target-column", help="text_to_text: column with the output text" + RUN_COLUMN)

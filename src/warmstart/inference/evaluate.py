@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from pathlib import Path
 
 from warmstart.data.catalog import open_data, open_dataset, shown
 from warmstart.data.dataset import DataOptions
@@ -21,6 +22,7 @@ def evaluate_run(
     options: DataOptions | None = None,
     files: dict[str, str] | None = None,
     head: str | None = None,
+    split_given: bool = True,
 ) -> dict:
     """Metrics of the run's selected model on one split of a dataset (labels must be ones it knows).
     ``files`` are own split files ({split: file}): the file of ``split``, when given, is read whole; the
@@ -47,6 +49,13 @@ def evaluate_run(
     records = list(data.records(part))
     if not records:
         raise WarmstartError(f"the {split} split of {name} is empty", "pick another split or dataset")
+    if not split_given and part != "all" and not data.has_splits and Path(data.source).is_file():
+        total = data.counts()["all"]  # one file of rows: its test split is carved, as finetuning carves it
+        print(
+            f"{name} has no splits of its own: scored its {split} split, carved by hash as finetuning on it"
+            f" would ({len(records):,} of {total:,} rows); --{split}-file {name} scores every row",
+            file=sys.stderr,
+        )
     records = task.prepare(records, data.kind, f"{name} ({split})")
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
