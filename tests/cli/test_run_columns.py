@@ -87,6 +87,14 @@ def test_evaluate_reads_the_columns_the_run_was_finetuned_with(tiny_pretrained, 
     assert code == 0 and [json.loads(x)["text"] for x in stdout.splitlines()] == [r["verdict"] for r in rows]
     code, _, err = run(capsys, "predict", out, "--input", own["pair_test"])
     assert_one_line_error(code, err, "no column 'body' (columns: first, second, gold)", "--text-column")
+    # a DataFrame is rows (iterating it gives its column names): each row predicted, by the run's names
+    import pandas as pd
+
+    frame = pd.DataFrame({"body": texts, "verdict": ["x"] * len(texts)})
+    by_rows = warmstart.load(out).predict(frame)
+    assert len(by_rows) == len(texts) and by_rows == warmstart.load(out).predict([{"body": t} for t in texts])
+    with pytest.raises(warmstart.WarmstartError, match=r"texts is a table \(columns: body, verdict\)"):
+        warmstart.load(out).encode(frame)
     lines.write_text(json.dumps({"review": texts[0]}) + "\n")
     code, _, err = run(capsys, "predict", out, "--input", lines)
     assert_one_line_error(code, err, "input line 1 has no key 'text' or 'body' (its keys: review)")

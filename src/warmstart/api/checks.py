@@ -207,10 +207,21 @@ def unicode(fn: str, name: str, value: Any) -> None:
         )
 
 
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a table of rows with named columns (a pandas DataFrame), whose iteration gives its
+    column names, not its rows."""
+    return all(hasattr(value, a) for a in ("columns", "iloc", "to_dict"))
+
+
 def texts(fn: str, name: str, value: Any, empty: bool = True) -> tuple[list[str], bool]:
     """(the texts, whether one string was given): a string or a non-empty list (any iterable) of strings."""
     if isinstance(value, str):
         return [text(fn, name, value, empty)], True
+    if is_frame(value):  # iterating it would give the column names as texts
+        columns = ", ".join(map(str, list(value.columns)[:10]))
+        raise ArgumentValueError(
+            f"{fn}: {name} is a table (columns: {columns}), not texts", f"pass one column: {name}=df['text']"
+        )
     if not isinstance(value, Iterable) or isinstance(value, bytes | dict):
         raise _type(fn, name, "a string or a list of strings", value, f"{name}=['a text', 'another']")
     items = list(value)
@@ -284,8 +295,11 @@ def keywords(fn: str, values: dict[str, Any]) -> None:
 
 def predict_inputs(fn: str, value: Any) -> tuple[list[str | dict], bool]:
     """(the inputs, whether one was given) of ``predict``: a text, a (text, text_pair) tuple, a dict, or a
-    non-empty list of them. Texts must be valid Unicode and not blank; a number (or NaN) is not a text.
+    non-empty list of them, or a DataFrame (its rows as dicts). Texts must be valid Unicode and not blank; a
+    number (or NaN) is not a text.
     A (text, text_pair) tuple comes back as {"text", "text_pair"}; a dict's keys are the task's to check."""
+    if is_frame(value):  # a DataFrame: its rows, keyed by column (the run's own names are read as its keys)
+        value = value.to_dict("records")
     single = isinstance(value, str | dict) or (isinstance(value, tuple) and len(value) == 2)
     if not single and (not isinstance(value, Iterable) or isinstance(value, bytes)):
         must = "a text, a (text, text_pair) tuple, a dict or a list of them"
