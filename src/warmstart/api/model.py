@@ -153,10 +153,7 @@ class Model:
 
     @cached_property
     def _predictor(self) -> Predictor:
-        saved = self.saved
-        return Predictor(
-            saved.finetuned, device=str(self.device), dtype=self.dtype, columns=saved.card.columns
-        )
+        return Predictor.of(self.saved, device=str(self.device), dtype=self.dtype)
 
     @cached_property
     def _encoder(self) -> torch.nn.Module:

@@ -76,9 +76,7 @@ def _from_disk(datasets, path: str):
 def _load(datasets, name: str, config: str, stream: bool):
     """The DatasetDict (``stream``: an IterableDatasetDict), or one clear line. Offline (HF_HUB_OFFLINE or
     HF_DATASETS_OFFLINE set) a corpus is read from the cache, whole, as a stream cannot be; an unreachable
-    hub is said at once, not asked twice. A folder of ``save_to_disk`` is read from the disk."""
-    if saved_folder(name):
-        return _from_disk(datasets, name)
+    hub is said at once, not asked twice."""
     offline = hf_offline(*OFFLINE) or no_hub(f"hf:{name}", name)
     with offline_flags(datasets, offline):
         return _load_now(datasets, name, config, stream, offline)
@@ -182,7 +180,8 @@ def hf_dataset(spec: str, options: DataOptions) -> Dataset:
             f"hf:{name} needs the 'datasets' package, which is not installed",
             "pip install datasets  (or pip install 'warmstart[hf]')",
         ) from None
-    loaded = _load(datasets, name, config, stream=options.label_column is None)
+    stream = options.label_column is None
+    loaded = _from_disk(datasets, name) if local else _load(datasets, name, config, stream=stream)
     parts = {key: loaded[key] for key in loaded.keys()}
     first = next(iter(parts.values()))
     columns = list(first.column_names or next(iter(first), {}))  # a stream may not know them before a row

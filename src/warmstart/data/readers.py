@@ -127,8 +127,8 @@ def file_columns(path: str | Path) -> list[str]:
     """The column names of a file: the header row, the first JSON object's keys, or ['text'] for .txt."""
     path = check_path(path)
     suffix = compressed.kind(path)
-    if suffix == ".json" and json_records(path):
-        return list(json_records(path)[0])
+    if suffix == ".json" and (rows := json_records(path)):
+        return list(rows[0])
     if suffix in (".txt", ".conll", ".json"):
         return ["text"]
     if suffix == ".parquet":

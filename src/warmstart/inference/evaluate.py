@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from warmstart.data.catalog import open_data, open_dataset, shown
 from warmstart.data.dataset import DataOptions
 from warmstart.errors import WarmstartError
 from warmstart.inference.load import SavedModel
+from warmstart.inference.records import run_columns
 from warmstart.tasks.base import EvalBatches
 from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import evaluate, pick_device
@@ -60,20 +60,3 @@ def evaluate_run(
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
     return {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
-
-
-def run_columns(options: DataOptions, columns: dict | None, task) -> DataOptions:
-    """``options`` with each column not given (None) the one the run was finetuned with (its card's
-    ``columns``; runs written before the card kept them: the defaults, text and label)."""
-    saved = columns or {}
-    given = options.text_pair_column
-    return dataclasses.replace(
-        options,
-        text_column=options.text_column or saved.get("text", "text"),
-        text_pair_column=saved.get("text_pair") if given is None else given or None,
-        label_column=options.label_column or saved.get("label", "label"),
-        target_column=options.target_column or saved.get("target", "target")
-        if task.kind == "seq2seq"
-        else None,
-        empty_labels=task.empty_labels,
-    )

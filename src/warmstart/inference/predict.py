@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from warmstart.data import compressed
+from warmstart.data.dataset import DataOptions
 from warmstart.data.readers import read_file
 from warmstart.errors import WarmstartError
 from warmstart.inference.load import Finetuned, SavedModel
-from warmstart.inference.records import check_record, parse_record
+from warmstart.inference.records import check_record, parse_record, run_columns
 from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import pick_device
 
@@ -46,6 +47,11 @@ class Predictor:
         self.device = pick_device(device)  # auto: CUDA when there is one
         self.unit.to(self.device, dtype)  # dtype: a torch float dtype, or None to keep float32
         self.batch_size = batch_size
+
+    @classmethod
+    def of(cls, saved: SavedModel, **kwargs) -> Predictor:
+        """The predictor of a saved finetuned model, reading inputs by the column names it was trained on."""
+        return cls(saved.finetuned, columns=saved.card.columns, **kwargs)
 
     def record(self, item, number: int, where: str | None = None) -> dict:
         """An input item (a string, a dict, or a JSON line) as a checked record; errors name ``where``."""
@@ -86,8 +92,7 @@ def predict_lines(
 ) -> Iterator[dict]:
     """One prediction dict per non-empty input line, in order, streaming in chunks of ``chunk`` lines;
     ``head``: the head of a multitask encoder that predicts."""
-    saved = SavedModel(run, use="predicting with", head=head)
-    predictor = Predictor(saved.finetuned, batch_size, columns=saved.card.columns)
+    predictor = Predictor.of(SavedModel(run, use="predicting with", head=head), batch_size=batch_size)
     numbered = ((n, line) for n, line in enumerate(lines, 1) if line.strip())
     yield from _chunks(predictor, (predictor.record(line, n) for n, line in numbered), chunk)
 
@@ -108,18 +113,15 @@ def predict_table(
     """One prediction dict per row of a CSV, TSV or Parquet file with a non-empty text, in order; the
     columns read: those named, else the ones the run was finetuned with (its card), else "text"."""
     saved = SavedModel(run, use="predicting with", head=head)
-    predictor = Predictor(saved.finetuned, columns=saved.card.columns)
+    predictor = Predictor.of(saved)
     if predictor.task.kind not in ("labeled", "seq2seq"):
         raise WarmstartError(
             f"{path} is a table, but this {predictor.task.name} model reads JSON objects",
             'give a .jsonl file, one object a line, e.g. {"question": ..., "context": ...}',
         )
-    own = saved.card.columns or {}
-    rows = read_file(
-        path,
-        text_column=text_column or own.get("text", "text"),
-        text_pair_column=text_pair_column or own.get("text_pair"),
-    )
+    asked = DataOptions(text_column=text_column, text_pair_column=text_pair_column)
+    columns = run_columns(asked, saved.card.columns, predictor.task)
+    rows = read_file(path, text_column=columns.text_column, text_pair_column=columns.text_pair_column)
     yield from _chunks(predictor, (predictor.record(row, n) for n, row in enumerate(rows, 1)), chunk)
 
 

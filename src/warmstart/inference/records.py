@@ -8,10 +8,12 @@ An input is a JSON object in the task's record shape, or plain text where the ta
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from warmstart.data import readers
 from warmstart.data.choice import CHOICE_KEYS, choice_record
+from warmstart.data.dataset import DataOptions
 from warmstart.data.to_text import choice_input
 from warmstart.errors import WarmstartError
 
@@ -46,6 +48,23 @@ def own_names(obj: dict, columns: dict | None) -> dict:
         if name and name != key and name in obj and key not in obj:
             obj = {**{k: v for k, v in obj.items() if k != name}, key: obj[name]}
     return obj
+
+
+def run_columns(options: DataOptions, columns: dict | None, task) -> DataOptions:
+    """``options`` with each column not given (None) the one the run was finetuned with (its card's
+    ``columns``; runs written before the card kept them: the defaults, text and label)."""
+    saved = columns or {}
+    given = options.text_pair_column
+    return dataclasses.replace(
+        options,
+        text_column=options.text_column or saved.get("text", "text"),
+        text_pair_column=saved.get("text_pair") if given is None else given or None,
+        label_column=options.label_column or saved.get("label", "label"),
+        target_column=options.target_column or saved.get("target", "target")
+        if task.kind == "seq2seq"
+        else None,
+        empty_labels=task.empty_labels,
+    )
 
 
 def check_record(
