@@ -41,6 +41,12 @@ def test_load_encode_equals_sentence_transformers(reference, capsys, tmp_path, m
     assert np.allclose(np.linalg.norm(ours, axis=1), 1, atol=1e-6)
     cls = model.encode(TEXTS, pooling="cls", normalize=False)  # asked for: the [CLS] state, as is
     assert np.abs(cls - reference).max() > 0.1
+    prompted = model.encode(TEXTS, prompt="query: ")  # sentence-transformers' prompt: put before each text
+    assert np.array_equal(prompted, model.encode(["query: " + t for t in TEXTS]))
+    with pytest.raises(warmstart.WarmstartError, match=r"unknown keyword output_value=.* it takes texts"):
+        model.encode(TEXTS, output_value="token_embeddings")  # a TypeError too, as Python raises for one
+    with pytest.raises(TypeError, match=r"did you mean normalize_embeddings="):
+        model.encode(TEXTS, normalise_embeddings=True)
     again = warmstart.load(minilm_dir())  # the import is reused, and not announced again
     assert again.path == model.path and "import" not in capsys.readouterr().err
 

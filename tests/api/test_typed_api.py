@@ -92,6 +92,31 @@ def test_typed_keywords_a_config_object_and_dataclass_sections_reach_the_run(
     assert again.command == "finetune" and again.metrics == run.metrics and again.history.equals(history)
 
 
+def test_column_keywords_name_a_dataframes_columns_as_the_cli_flags_do(tiny_pretrained, rt_small, tmp_path):
+    """text_column= / label_column= as finetune's --text-column / --label-column (the error for a missing
+    column tells Python users to pass them); pretrain's text_column= reads a table corpus."""
+    frame = pd.read_csv(rt_small).rename(columns={"text": "review", "label": "sentiment"})
+    run = warmstart.finetune(
+        *QUIET, "train.steps=2", init=tiny_pretrained, data=frame, out=tmp_path / "ft", max_length=32,
+        text_column="review", label_column="sentiment",
+    )  # fmt: skip
+    saved = yaml.safe_load((tmp_path / "ft" / "config.yaml").read_text())["data"]
+    assert (saved["text_column"], saved["label_column"]) == ("review", "sentiment")
+    assert set(run.load().predict(["a fine film"])[0]["probabilities"]) == {"fresh", "rotten"}
+    with pytest.raises(WarmstartError, match=r"has no key 'text'.*; pass text_column=NAME, one of: review"):
+        warmstart.finetune(
+            *QUIET, init=tiny_pretrained, data=frame, out=tmp_path / "no", label_column="sentiment"
+        )
+    corpus = tmp_path / "corpus.csv"
+    frame[["review"]].to_csv(corpus, index=False)
+    pre = warmstart.pretrain(
+        *QUIET, init=tiny_pretrained, corpus=corpus, text_column="review", steps=2, batch_size=4,
+        max_length=32, out=tmp_path / "pre",
+    )  # fmt: skip
+    assert yaml.safe_load((tmp_path / "pre" / "config.yaml").read_text())["data"]["text_column"] == "review"
+    assert pre.metrics
+
+
 def test_several_seeds_have_a_seed_column_and_test_metrics_per_seed(tiny_pretrained, rt_small, tmp_path):
     run = warmstart.finetune(
         *QUIET, init=tiny_pretrained, data=rt_small, out=tmp_path / "ft", steps=2, seeds=[1, 2], batch_size=8,

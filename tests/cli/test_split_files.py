@@ -98,3 +98,24 @@ def test_a_study_on_own_split_files(tiny_pretrained, files, tmp_path, capsys):
             (out / "cells" / cell / "frac-1" / "seed-1" / "run" / "test_metrics.json").read_text()
         )
         assert tm["sizes"] == sizes
+
+
+def test_a_study_reads_a_files_own_column_names(tiny_pretrained, files, tmp_path, capsys):
+    """--text-column / --label-column as finetune's: every cell and the TF-IDF baseline read them."""
+    renamed = tmp_path / "renamed.csv"
+    lines = files["a"].read_text(encoding="utf-8").splitlines(keepends=True)
+    renamed.write_text("review,sentiment\n" + "".join(lines[1:]), encoding="utf-8")
+    out = tmp_path / "study"
+    argv = ["study", tiny_pretrained, "--train-file", renamed, "--out", out, "--text-column", "review"]
+    code, _, err = run(capsys, *argv, "--label-column", "sentiment", "--fractions", "1", "--seeds", "1",
+                       "--epochs", "1", "--min-steps", "0", *STUDY_FAST)  # fmt: skip
+    assert code == 0, err
+    table = json.loads((out / "study.json").read_text())["table"]
+    assert {row["model"] for row in table} >= {"pretrained", "scratch", "tfidf"}
+    assert all(
+        "failed" not in row or row["failed"] < len(row["seeds"]) for row in table if row["model"] == "tfidf"
+    )
+    saved = yaml.safe_load(
+        (out / "cells" / "pretrained" / "frac-1" / "seed-1" / "run" / "config.yaml").read_text()
+    )
+    assert (saved["data"]["text_column"], saved["data"]["label_column"]) == ("review", "sentiment")

@@ -81,13 +81,28 @@ def test_non_utf8_is_replaced_with_one_warning(tmp_path):
     assert texts == ["good line", "caf\ufffd latin-1", "fine", "\ufffd\ufffd also bad"]
     assert len(caught) == 1 and issubclass(caught[0].category, UnicodeWarning)
     message = str(caught[0].message)
-    assert "2 line(s)" in message and "line 2" in message
+    assert "2 line(s)" in message and "line 2" in message and "save" in message and "UTF-8" in message
 
 
 def test_bom_is_dropped(tmp_path):
     path = tmp_path / "bom.csv"
     path.write_bytes("\ufefftext,label\nhello,a\n".encode())
     assert list(read_file(path, label_column="label")) == [{"text": "hello", "label": "a"}]
+
+
+def test_a_semicolon_csv_is_read_by_its_semicolons(tmp_path):
+    """Excel where the decimal mark is a comma writes ``;`` between fields: the header has no comma."""
+    path = tmp_path / "excel.csv"
+    path.write_text('review;sentiment\n"good; really, good";fresh\nbad, dull;rotten\n', encoding="utf-8-sig")
+    assert file_columns(path) == ["review", "sentiment"]
+    rows = list(read_file(path, text_column="review", label_column="sentiment"))
+    assert rows == [
+        {"text": "good; really, good", "label": "fresh"},
+        {"text": "bad, dull", "label": "rotten"},
+    ]
+    comma = tmp_path / "comma.csv"  # a comma in the header keeps the comma, semicolons inside fields or not
+    comma.write_text("text,label\na; b,x\n", encoding="utf-8")
+    assert list(read_file(comma, label_column="label")) == [{"text": "a; b", "label": "x"}]
 
 
 def test_missing_column_lists_columns(tmp_path):
@@ -117,7 +132,7 @@ def test_a_missing_column_names_the_flag_of_its_role(tmp_path, suffix):
     path = write(tmp_path / f"d{suffix}", ROWS)
     with pytest.raises(WarmstartError) as err:
         list(read_file(path, text_column="text", label_column="sentiment"))
-    fix = "--label-column NAME (label_column=NAME from Python), one of: text, pair, label, other"
+    fix = "--label-column NAME (from Python: label_column=NAME), one of: text, pair, label, other"
     assert fix in err.value.fix
     with pytest.raises(WarmstartError) as err:
         list(read_file(path, text_column="review"))

@@ -283,6 +283,7 @@ KEYWORDS = {
     "steps": lambda fn, n, v: whole(fn, n, v, 0, example="steps=1000"),
     "report_to": names,
     "metric_for_best_model": word,
+    **dict.fromkeys(("text_column", "text_pair_column", "label_column", "target_column"), word),
 }
 
 

@@ -210,6 +210,7 @@ class Model:
         normalize: bool | None = None,
         layer: str = "last",
         max_length: int | None = None,
+        prompt: str | None = None,
     ) -> Any:
         """Sentence vectors, as sentence-transformers' ``encode``: a (len(texts), D) float32 numpy array (one
         text: a (D,) vector); ``convert_to_tensor`` a torch tensor on the model's device, neither a list of
@@ -220,8 +221,11 @@ class Model:
         length), else the [CLS] state as is; ``normalize_embeddings=True`` scales to unit length in any
         case, ``normalize=False`` turns a declared normalization off, ``pooling`` ("cls", "mean", "max") and
         ``layer`` (inference/encode.py) choose others; ``max_length`` tokens (default: the declared length,
-        else the model's positions, at most 512)."""
+        else the model's positions, at most 512); ``prompt`` text put before each text ("query: ", as
+        sentence-transformers' ``prompt``)."""
         batch, single = checks.texts("encode", "texts", texts)
+        if prompt is not None:
+            batch = [checks.text("encode", "prompt", prompt) + t for t in batch]
         batch_size = checks.whole("encode", "batch_size", batch_size, 1, example="batch_size=32")
         switches = {"show_progress_bar": show_progress_bar, "normalize": normalize,
                     "convert_to_numpy": convert_to_numpy, "convert_to_tensor": convert_to_tensor,

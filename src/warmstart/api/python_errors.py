@@ -14,18 +14,21 @@ The commands' errors (``WarmstartError(problem, fix)``) are written for the shel
   ``train.clip_norm=0`` -> ``train=dict(clip_norm=0)``; ``config key 'x.y'`` -> ``the setting x=dict(y=...)``.
 
 Values are written as Python reads them (``true`` -> ``True``, text quoted); upper-case placeholders
-(``RUN``, ``FILE``) stay bare. ``Stopped`` (SIGINT/SIGTERM) gets its "continue with" line rewritten too."""
+(``RUN``, ``FILE``) stay bare; an aside ``(from Python: ...)`` is dropped. ``Stopped`` (SIGINT/SIGTERM)
+gets its "continue with" line rewritten too."""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import inspect
 import re
 import typing
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from warmstart.api.settings import python_key
+from warmstart.api.settings import UnknownKeyword, python_key
 from warmstart.errors import Stopped, WarmstartError
 
 P = ParamSpec("P")
@@ -64,8 +67,14 @@ def speaks_python(function: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     raises are rewritten for Python (the module docstring)."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        signature = inspect.signature(fn)
+
         @functools.wraps(fn)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:  # an argument it does not take: a WarmstartError naming it
+                raise _bad_call(function, signature, kwargs, exc) from None
             try:
                 return fn(*args, **kwargs)
             except (WarmstartError, Stopped) as exc:
@@ -75,6 +84,21 @@ def speaks_python(function: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         return run
 
     return wrap
+
+
+def _bad_call(function: str, signature: inspect.Signature, kwargs: dict, exc: TypeError) -> UnknownKeyword:
+    """The error for a call that does not bind: the keyword it does not take and the ones it probably
+    meant, or Python's own words (a missing or surplus positional argument)."""
+    names = [n for n in signature.parameters if n != "self"]
+    unknown = [k for k in kwargs if k not in signature.parameters]
+    if not unknown:
+        return UnknownKeyword(f"warmstart.{function}(): {exc}", f"help(warmstart.{function}) lists them")
+    close = difflib.get_close_matches(unknown[0], names, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(f'{c}=' for c in close)}? " if close else ""
+    return UnknownKeyword(
+        f"warmstart.{function}() got an unknown keyword {unknown[0]}=",
+        f"{hint}it takes {', '.join(names)} (help(warmstart.{function}))",
+    )
 
 
 def translate(exc: BaseException, function: str) -> None:
@@ -93,7 +117,9 @@ def translate(exc: BaseException, function: str) -> None:
 
 
 def python_text(text: str, function: str = "finetune", command: str = "") -> str:
-    """One message rewritten for Python (the module docstring); ``command``: whose typed keywords apply."""
+    """One message rewritten for Python (the module docstring); ``command``: whose typed keywords apply. A
+    command-line message's own aside for Python users, ``(from Python: ...)``, goes: the flag becomes it."""
+    text = re.sub(r" \(from Python: [^)]*\)", "", text)
     parts = re.split(r"(`[^`]*`)", text)  # backticked pieces: a command line, a flag, or left alone
     out = []
     for part in parts:

@@ -29,6 +29,7 @@ MAIN_KEY = {"task": "name", "strategy": "strategy"}
 _TRAIN = ["lr", "batch_size", "device", "bf16", "fp16", "warmup_ratio", "weight_decay", "grad_accum",
           "eval_every", "early_stopping", "steps", "report_to", "metric_for_best_model", "greater_is_better",
           "gradient_checkpointing"]  # fmt: skip
+_COLUMNS = ["text_column", "text_pair_column", "label_column", "target_column"]  # the CLI's --text-column...
 
 # typed keyword -> the config key it sets, per command (the one place this mapping lives). A finetune runs
 # once per entry of ``seeds`` with that seed (train.seed is replaced), so its ``seed=5`` is ``seeds=[5]``.
@@ -41,8 +42,14 @@ KEYWORDS: dict[str, dict[str, str]] = {
         "seed": "seeds",
         "task": "task.name",
         "strategy": "strategy.strategy",
+        **{k: f"data.{k}" for k in _COLUMNS},
     },
-    "pretrain": {**{k: f"train.{k}" for k in _TRAIN}, "max_length": "data.seq_len", "seed": "train.seed"},
+    "pretrain": {
+        **{k: f"train.{k}" for k in _TRAIN},
+        "max_length": "data.seq_len",
+        "seed": "train.seed",
+        "text_column": "data.text_column",
+    },
 }
 
 

@@ -109,6 +109,7 @@ def pretrain(
     metric_for_best_model: str | None = None,
     greater_is_better: bool | None = None,
     gradient_checkpointing: bool | None = None,
+    text_column: str | None = None,
     callbacks: Iterable[Any] = (),
     resume: PathLike | None = None,
     overwrite: bool = False,
@@ -123,7 +124,8 @@ def pretrain(
     ``fp16`` autocast (off), ``warmup_ratio`` (0.06 of the steps), ``weight_decay`` (0.01), ``grad_accum``
     micro-batches per step (1), ``eval_every`` steps (200), ``early_stopping`` evaluations without
     improvement (0: off), ``report_to`` trackers, ``metric_for_best_model`` / ``greater_is_better``,
-    ``gradient_checkpointing``. Each sets its ``train.*`` key; giving it in ``train=`` too is an error.
+    ``gradient_checkpointing``, ``text_column`` of a table corpus ("text"). Each sets its ``train.*`` (or
+    ``data.*``) key; giving it in ``train=`` too is an error.
 
     ``preset`` a recipe (``"bert-mini"``, ``"gpt2-tiny"``...); ``config`` a YAML file or a
     ``PretrainConfig`` (or a family's, ``GPT2PretrainConfig``...: warmstart.pretraining.config; below the
@@ -178,6 +180,10 @@ def finetune(
     metric_for_best_model: str | None = None,
     greater_is_better: bool | None = None,
     gradient_checkpointing: bool | None = None,
+    text_column: str | None = None,
+    text_pair_column: str | None = None,
+    label_column: str | None = None,
+    target_column: str | None = None,
     callbacks: Iterable[Any] = (),
     resume: PathLike | None = None,
     overwrite: bool = False,
@@ -200,12 +206,12 @@ def finetune(
     ``eval_every`` steps (0: ``evals_per_epoch``, 4 a pass), ``early_stopping`` evaluations without
     improvement (0: off), ``steps`` optimizer steps (0: from epochs), ``task`` ("classification", "tagging",
     ...), ``strategy`` ("full", "frozen", "lora", ...), ``report_to`` trackers, ``metric_for_best_model`` /
-    ``greater_is_better`` (default: the task's metric), ``gradient_checkpointing`` (off). Each sets one config
-    key (``lr`` is ``train.lr``); giving the key in its section too (``train=dict(lr=...)``) is an error.
-
-    ``config`` a YAML file or a ``FinetuneConfig`` (below the keywords); other sections as dicts or
-    dataclasses (``train=TrainConfig(clip_norm=0.5)``); ``callbacks`` see ``warmstart.train.callbacks``;
-    ``resume`` a run directory to finish; ``overwrite`` replace ``out``."""
+    ``greater_is_better`` (default: the task's metric), ``gradient_checkpointing`` (off), ``text_column``,
+    ``text_pair_column``, ``label_column``, ``target_column`` a table's columns (as ``--text-column``...).
+    Each sets one config key; giving it in its section too (``train=dict(lr=...)``) is an error. ``config``
+    a YAML file or a ``FinetuneConfig`` (below the keywords); other sections as dicts or dataclasses
+    (``train=TrainConfig(clip_norm=0.5)``); ``callbacks``: warmstart.train.callbacks; ``resume`` a run
+    directory to finish; ``overwrite`` replace ``out``."""
     args = locals()
     check_keywords("finetune", sections, _parameters(finetune), FinetuneConfig)
     hooks = _check("finetune", args)

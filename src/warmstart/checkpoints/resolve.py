@@ -11,6 +11,7 @@ only in a pickle, which is never loaded, or a damaged ``config.json``) is refuse
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import sys
@@ -102,10 +103,24 @@ def pick(path: str | Path, prefer: str = "final") -> tuple[Path, Path | None]:
     found = steps(path)
     if found:
         return found[-1], order[0]
+    if not path.exists():
+        raise WarmstartError(f"no model found in {path}: it does not exist", _near(path))
     raise WarmstartError(
         f"no model found in {path}",
         f"pass a run directory or a checkpoint directory from warmstart (here: {available(path)})",
     )
+
+
+def _near(path: Path) -> str:
+    """What to pass instead of a path that does not exist: its parent's entries of close names."""
+    parent = path.parent
+    names = [p.name for p in parent.iterdir() if p.is_dir()] if parent.is_dir() else []
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    if close:
+        return "did you mean " + " or ".join(str(parent / n) for n in close) + "?"
+    shown = "the current directory" if str(parent) == "." else parent
+    where = f"{shown} holds no such folder" if parent.is_dir() else f"{parent} does not exist either"
+    return f"pass a run directory or a checkpoint directory from warmstart ({where})"
 
 
 def resolve_checkpoint(path: str | Path, prefer: str = "final", use: str = "using") -> Path:

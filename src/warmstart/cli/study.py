@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from warmstart.cli.common import data_flag, split_file_flags, split_files
+from warmstart.cli.common import config_rows, data_flag, split_file_flags, split_files
+from warmstart.data.options import FinetuneDataConfig
+
+COLUMNS = ("text_column", "text_pair_column", "label_column")  # a file's columns, as finetune names them
+COLUMN_ROWS = config_rows(FinetuneDataConfig)
 
 
 def _study(a):
@@ -13,6 +17,7 @@ def _study(a):
 
     # own split files reach every cell as the finetune keys data.*_file (quoted: a path is text, not YAML)
     files = [f"data.{split}_file={json.dumps(path)}" for split, path in split_files(a).items()]
+    files += [f"data.{c}={json.dumps(getattr(a, c))}" for c in COLUMNS if getattr(a, c) is not None]
     spec = StudySpec(
         run=a.run,
         dataset=a.data or "",
@@ -72,6 +77,9 @@ def add_study(sub) -> None:
         required=False,
     )
     split_file_flags(st)
+    for column in COLUMNS:  # as finetune's flags, with its help
+        flag = "--" + column.replace("_", "-")
+        st.add_argument(flag, help=f"{COLUMN_ROWS[column][2]} ({flag} of finetune; data.{column})")
     st.add_argument("--out", required=True, help="study directory (cells/, study.json, report.html)")
     st.add_argument("--fractions", default="0.01,0.1,1", help="label fractions in (0, 1], comma-separated")
     st.add_argument("--seeds", default="1,2,3", help="seeds, comma-separated (one cell each)")

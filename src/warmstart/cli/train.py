@@ -41,6 +41,7 @@ FINETUNE_FLAGS = [
     ("--text-column", "data.text_column", {}),
     ("--text-pair-column", "data.text_pair_column", {}),
     ("--label-column", "data.label_column", {}),
+    ("--target-column", "data.target_column", {}),
     ("--out", "out", {}),
 ]
 

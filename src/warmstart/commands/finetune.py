@@ -48,6 +48,7 @@ from warmstart.tasks.breakdown import breakdown
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
+from warmstart.tasks.split_size import few_examples_line
 from warmstart.tasks.truncation import truncation_note
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
@@ -229,7 +230,8 @@ def _prepared(cfg: FinetuneConfig, init: Pretrained, task, records: dict, datase
     words = reading(first[0], init.tokenizer, records)
     features = {s: task.encode(rows, words, labels, f"{dataset_name} ({s})") for s, rows in records.items()}
     texts = aux_texts(cfg, records) if cfg.aux.objectives else None  # joint training's own text
-    note = truncation_note(task.kind, records["train"], init.tokenizer, cfg.task.max_length, init.model_cfg)
+    cut = truncation_note(task.kind, records["train"], init.tokenizer, cfg.task.max_length, init.model_cfg)
+    note = "\n".join(filter(None, [cut, few_examples_line(records)])) or None
     counts = label_counts(records["train"])
     return Prepared(init, task, labels, features, counts, words, texts, {seed: first}, note)
 

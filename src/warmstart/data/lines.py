@@ -103,7 +103,8 @@ class Lines:
         if self.bad:
             warnings.warn(
                 f"{self.path}: {self.bad} line(s) were not valid UTF-8 (first: line {self.first_bad}); "
-                "the bad bytes were replaced with U+FFFD",
+                "the bad bytes were replaced with U+FFFD (a file saved as Windows-1252 or Latin-1, as Excel "
+                "does, keeps its accents when saved as UTF-8)",
                 UnicodeWarning,
                 stacklevel=3,
             )

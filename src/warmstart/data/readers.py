@@ -18,14 +18,16 @@ refused with its line.
 Labels are class names in one spelling per class (``data/labels.py``): JSON ``1``, ``1.0`` and the text
 ``"1"`` are all the class ``"1"``; ``true`` is ``"true"``; a file mixing booleans and numbers is refused.
 
-TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines). CSV is read
-strictly: an unclosed quote or text after a closing quote is an error naming the line, and so is a row with
-more (non-empty) fields than the header. A text file with NUL bytes in its first 8 KB is refused as binary
-(UTF-16 files look like that too). Values must be strings or numbers, and a label may be a list of them
+TSV follows the GLUE convention: tab-separated, no quoting (fields cannot hold tabs or newlines). A .csv whose
+header has semicolons and no comma is read with ``;`` (Excel's CSV where the decimal mark is a comma). CSV is
+read strictly: an unclosed quote or text after a closing quote is an error naming the line, and so is a row
+with more (non-empty) fields than the header. A text file with NUL bytes in its first 8 KB is refused as
+binary (UTF-16 files look like that too). Values must be strings or numbers, and a label may be a list of them
 (a multi-label row, ``data/labels.py``'s MultiLabel); any other list or object is refused.
 """
 
 import csv
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +99,12 @@ def parquet_file(path: Path):
         raise WarmstartError(f"{path} is not a readable Parquet file ({exc})", "write it again") from None
 
 
+def csv_delimiter(header: str) -> str:
+    """``;`` for a .csv whose header line has semicolons and no comma (what Excel writes where the decimal
+    mark is a comma), else ``,``."""
+    return ";" if ";" in header and "," not in header else ","
+
+
 def csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of each row; a quoting error is a WarmstartError naming the line."""
     limit = line_io.MAX_LINE_BYTES
@@ -104,7 +112,9 @@ def csv_rows(lines: Iterator[str], suffix: str, path: Path) -> Iterator[tuple[in
     if suffix == ".tsv":
         rows = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
     else:
-        rows = csv.reader(lines, strict=True)
+        first = next(lines, None)
+        lines = itertools.chain([] if first is None else [first], lines)
+        rows = csv.reader(lines, strict=True, delimiter=csv_delimiter(first or ""))
     last = 0  # the line the previous row ended on
     try:
         for values in rows:
@@ -163,7 +173,7 @@ def column_fix(columns: dict, missing: str, available: list) -> str:
     """The fix line for a missing column: the flag (and the option) of its role, and the columns there are."""
     role = next((r for r, c in columns.items() if c == missing), "text")
     there = ", ".join(map(str, available[:12])) or "none"
-    return f"pass --{role.replace('_', '-')}-column NAME ({role}_column=NAME from Python), one of: {there}"
+    return f"pass --{role.replace('_', '-')}-column NAME (from Python: {role}_column=NAME), one of: {there}"
 
 
 def _check_columns(path: Path, available: list[str], columns: dict) -> None:

@@ -6,7 +6,7 @@ words of tagging; QA splits its contexts into windows instead, and is not counte
 from __future__ import annotations
 
 KINDS = ("labeled", "tagging")
-LONGER = (256, 512, 1024, 2048)
+LONGER = tuple(2**k for k in range(5, 15))  # 32 ... 16384: the lengths a suggestion names
 
 
 def lengths(records: list[dict], tokenizer) -> list[int]:
@@ -36,8 +36,7 @@ def truncation_line(
         f"task.max_length={max_length} cuts {cut:,} of {len(counts):,} training texts "
         f"({cut / len(counts):.0%}; the longest has {max(counts):,} tokens)"
     )
-    options = [n for n in LONGER if max_length < n and (limit is None or n < limit)]
-    options = options[:1] + ([limit] if limit and limit > max_length else options[1:2])
+    options = longer(counts, max_length, limit)
     kept = [f"{n} keeps {sum(c <= n for c in counts) / len(counts):.0%} whole" for n in options]
     if kept:
         line += (
@@ -46,6 +45,17 @@ def truncation_line(
             + (f" ({limit}: the model's limit)" if limit in options else "")
         )
     return line
+
+
+def longer(counts: list[int], max_length: int, limit: int | None) -> list[int]:
+    """The settings to name: the next power of two above ``max_length`` and the first that keeps 99% of the
+    texts whole, else the model's ``limit`` (none named past it)."""
+    steps = [n for n in LONGER if max_length < n and (limit is None or n < limit)]
+    steps += [limit] if limit and limit > max_length else []
+    if not steps:
+        return []
+    enough = next((n for n in steps if sum(c <= n for c in counts) >= 0.99 * len(counts)), None)
+    return sorted({steps[0], enough or (limit or steps[0])})
 
 
 def truncation_note(kind: str, records: list[dict], tokenizer, max_length: int, model_cfg) -> str | None:
