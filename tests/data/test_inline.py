@@ -41,7 +41,8 @@ def test_errors_name_the_label_never_the_cache(monkeypatch, tmp_path):
     spec = inline.store(jsonl(bad), "data['test'] (list, 3 rows)")
     with pytest.raises(WarmstartError) as err:
         list(open_data("", {"train": spec, "test": spec}).records("test"))
-    assert "data['test'] (list, 3 rows)" in str(err.value) and str(tmp_path) not in str(err.value)
+    assert "row 3 of data['test'] (list, 3 rows)" in str(err.value) and str(tmp_path) not in str(err.value)
+    assert "line" not in str(err.value)  # a list or DataFrame has rows, not lines
 
 
 def test_data_not_in_the_cache_is_one_clear_line(monkeypatch, tmp_path):

@@ -57,7 +57,7 @@ from warmstart.train.fit import fit
 from warmstart.train.loop import TrainConfig, evaluate, pick_device
 from warmstart.train.precision import autocast_dtype
 from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
-from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
+from warmstart.train.rundir import hold, open_run_dir, save_config, unwind
 from warmstart.train.strategies import StrategyConfig, apply_strategy, describe, lr_scales
 from warmstart.train.trackers import check_installed
 from warmstart.train.trackers.run import Trackers
@@ -270,8 +270,9 @@ def _seeds(cfg: FinetuneConfig, prep: Prepared, root: Path, resume, hooks) -> di
             run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
             resumed = bool(resume) and (run_dir / "checkpoints").is_dir()
             results[seed] = _one_run(run_cfg, prep, run_dir, resumed, hooks)
-    except BaseException:
-        abandon(root)  # --overwrite and no checkpoint yet: the replaced run comes back
+    except BaseException as exc:  # no checkpoint yet: the replaced run comes back, or a refused new one goes
+        if ddp.is_main():
+            unwind(root, bool(resume), exc)
         raise
     return results
 

@@ -41,7 +41,7 @@ from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer
 from warmstart.train.fit import fit
 from warmstart.train.resume import check_fingerprint, shards_fingerprint, write_fingerprint
-from warmstart.train.rundir import abandon, hold, open_run_dir, save_config
+from warmstart.train.rundir import abandon, hold, open_run_dir, save_config, unwind
 from warmstart.train.trackers import check_installed
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
@@ -140,8 +140,9 @@ def pretrain(
             result = fit(
                 unit, train, evals, cfg.train, ckpt, bool(resume), hooks, desc="pretrain", command="pretrain"
             )
-    except BaseException:
-        abandon(run_dir)  # --overwrite and no checkpoint yet: the replaced run comes back
+    except BaseException as exc:  # no checkpoint yet: the replaced run comes back, or a refused new one goes
+        if ddp.is_main():
+            unwind(run_dir, bool(resume), exc)
         raise
     result["run_dir"] = str(run_dir)
     if cfg.data.max_tokens is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from warmstart.errors import WarmstartError
 from warmstart.paths import cache_dir
 
 PREFIX = "inline:"
+_LABEL = "\x00label\x00"  # where the label goes (a label may hold backslashes a pattern would read)
 
 
 def is_inline(name: str) -> bool:
@@ -64,13 +66,15 @@ def label_of(spec: str) -> str:
 
 
 def renamed(exc: WarmstartError, path: Path, label: str) -> WarmstartError:
-    """``exc`` (its own class kept) with every mention of the cache file ``path`` replaced by ``label``."""
+    """``exc`` (its own class kept) with every mention of the cache file ``path`` replaced by ``label``; its
+    "line N" (one record a line) is "row N", as a DataFrame or a list has rows."""
 
     def clean(text: str | None) -> str | None:
         if text is None:
             return None
         for shown in (str(path.resolve()), str(path), path.name, path.stem):
-            text = text.replace(shown, label)
+            text = re.sub(rf"\bline (\d+) of {re.escape(shown)}", r"row \1 of " + _LABEL, text)
+            text = text.replace(shown, label).replace(_LABEL, label)
         return text
 
     out = copy.copy(exc)

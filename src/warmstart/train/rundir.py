@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import shutil
 from pathlib import Path
 
 from warmstart.atomic import check_writable
@@ -19,11 +20,24 @@ from warmstart.errors import WarmstartError
 from warmstart.outputs import abandon, mark, move_aside, recover, refuse_foreign, settle
 from warmstart.paths import refuse_replacing_home
 
-__all__ = ["abandon", "check_free", "hold", "open_run_dir", "settle"]
+__all__ = ["abandon", "check_free", "hold", "open_run_dir", "settle", "unwind"]
 CONFIG_FILE = "config.yaml"
+STARTED = ("checkpoints", "best", "final", "test_metrics.json")  # what a run that trained has written
 
 
 RUN_DIR_FIX = "pass --resume to continue it, --overwrite to replace it, or choose another --out"
+
+
+def unwind(run_dir: str | Path, resume: bool, error: BaseException) -> None:
+    """After a run failed: the directory it replaced comes back (``--overwrite``); or, when a refusal (a
+    WarmstartError: ``train.device=cuda`` on a CPU machine...) stopped a new run before it trained, the
+    directory this command made goes, so that the same command, corrected, runs again as it is. A directory
+    holding a checkpoint or a finished seed stays, to resume."""
+    if abandon(run_dir) or resume or not isinstance(error, WarmstartError):
+        return
+    path = Path(run_dir)
+    if path.is_dir() and not any(p.name in STARTED for p in path.rglob("*")):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def check_free(path: str | Path, overwrite: bool = False, fix: str = RUN_DIR_FIX) -> bool:
