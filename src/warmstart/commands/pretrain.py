@@ -46,6 +46,10 @@ from warmstart.train.trackers import check_installed
 from warmstart.word2vec.io import load_vectors
 from warmstart.word2vec.warm_start import check_dimensions, warm_start_embeddings
 
+# the tokenizer a family is trained with when neither --tokenizer nor the recipe names one (presets of gpt2,
+# t5, bart, roberta, xlnet and elmo name theirs: data.tokenizer_kind)
+FAMILY_KIND = {"bert": "wordpiece", "gpt2": "bpe", "t5": "unigram", "bart": "bpe", "xlnet": "unigram",
+               "elmo": "word"}  # fmt: skip
 MAX_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_length")  # a family's model.max_length
 
 
@@ -249,23 +253,36 @@ def _check_shards(shards_dir: Path, tokenizer: Tokenizer) -> TokenShards:
 
 
 def _recipe_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
-    """A recipe that names its tokenizer algorithm (ELMo: word, XLNet: unigram), given a corpus and no
-    tokenizer: a tokenizer of that algorithm trained on the corpus's train split once, into the cache
-    (``tokenizers/ALGORITHM-KEY``, the key a hash of the corpus, the split settings and the vocabulary
-    size), and named in the run's config."""
+    """Given a corpus and no tokenizer: a tokenizer of the recipe's algorithm (ELMo: word, XLNet: unigram),
+    else the family's (``FAMILY_KIND``: BERT's WordPiece), trained on the corpus's train split once, into the
+    cache (``tokenizers/ALGORITHM-KEY``, the key a hash of the corpus (its files' sizes and times too), the
+    split settings and the vocabulary size), and named in the run's config."""
     d = cfg.data
-    if d.tokenizer or d.shards or not d.tokenizer_kind or not d.corpus:
+    algorithm = d.tokenizer_kind or FAMILY_KIND.get(cfg.arch)
+    if d.tokenizer or d.shards or not algorithm or not d.corpus:
         return cfg
-    key = json.dumps([d.corpus, d.split_seed, d.txt_mode, d.text_column, d.vocab_size])
-    algorithm = d.tokenizer_kind
+    key = json.dumps([_identity(d.corpus), d.split_seed, d.txt_mode, d.text_column, d.vocab_size])
     out = cache_dir() / "tokenizers" / f"{algorithm}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     if not (out / "tokenizer.json").is_file():
+        for name in d.corpus:  # unknown names and missing files fail before the training is announced
+            open_dataset(name, options(d))
         print(
             f"training a {algorithm} tokenizer ({d.vocab_size:,} tokens) of {', '.join(d.corpus)} into {out}"
         )
         texts = corpus_texts(d.corpus, options(d), "train")
         train_tokenizer(texts, algorithm, d.vocab_size, out, overwrite=out.exists())
     return dataclasses.replace(cfg, data=dataclasses.replace(d, tokenizer=str(out)))
+
+
+def _identity(corpus: list[str]) -> list:
+    """Each corpus name, and for a local file or folder its files' sizes and modification times: an edited
+    corpus gets a tokenizer of its own."""
+    out: list = []
+    for name in corpus:
+        path = Path(name)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        out.append([name, [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]])
+    return out
 
 
 def _tokenizer_and_shards_source(cfg: PretrainConfig) -> tuple[Tokenizer, Path | None]:

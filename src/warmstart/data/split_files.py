@@ -39,9 +39,20 @@ def folder_files(folder: Path) -> dict[str, Path]:
             )
     files = {split: paths[0] for split, paths in found.items() if paths}
     if not files:
+        data = [
+            p for p in folder.iterdir() if p.is_file() and compressed.kind(p) in readers.SUPPORTED_EXTENSIONS
+        ]
+        kinds = sorted({compressed.kind(p) for p in data})
+        held = f"; it holds {len(data):,} {'/'.join(kinds)} file{'s' * (len(data) != 1)}" if data else ""
+        files_fix = (
+            f"pass the files themselves (--corpus {folder}/*{kinds[0]}: a corpus joins several), "
+            if data
+            else ""
+        )
         raise WarmstartError(
-            f"{folder} is a folder without split files (train.*, validation.* or dev.*, test.*)",
-            f"name the files by split, with one of {', '.join(readers.SUPPORTED_EXTENSIONS)}, or pass a file",
+            f"{folder} is a folder without split files (train.*, validation.* or dev.*, test.*){held}",
+            f"{files_fix}name the files by split, with one of {', '.join(readers.SUPPORTED_EXTENSIONS)}, "
+            "or pass a file",
         )
     return files
 
