@@ -117,6 +117,28 @@ def test_a_list_label_column_trains_a_multi_label_run(tiny_pretrained, lists_jso
     assert_one_line_error(code, err, "a list of", "task.problem=multi_label")
 
 
+def test_labels_joined_by_the_separator_in_a_csv_train_a_multi_label_run(
+    tiny_pretrained, lists_jsonl, tmp_path, capsys
+):
+    """A CSV's "fresh|long" is two labels, as a multitask member reads it; single_label keeps it a class."""
+    joined = tmp_path / "joined.csv"
+    with open(joined, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["text", "tags"])
+        for r in read_file(lists_jsonl, label_column="labels"):
+            if r["label"].parts:  # an empty cell is refused unless task.problem=multi_label is given
+                writer.writerow([r["text"], str(r["label"])])
+    code, _, err = finetune(capsys, tiny_pretrained, joined, tmp_path / "ml", label="tags")
+    assert code == 0, err
+    assert "the labels are joined by '|' (e.g. " in err and "task.problem=single_label treats them" in err
+    problem, metrics = problem_and_metrics(tmp_path / "ml")
+    assert problem == "multi_label" and {"f1", "exact_match"} <= metrics
+    given = "task.problem=single_label"
+    code, _, err = finetune(capsys, tiny_pretrained, joined, tmp_path / "one", given, label="tags")
+    assert code == 0 and "joined by" not in err, err
+    assert problem_and_metrics(tmp_path / "one")[0] == "single_label"
+
+
 def test_an_hf_sequence_of_class_labels_is_a_multi_label_row(tmp_path):
     """A local `datasets` folder whose labels are Sequence(ClassLabel): the names, not '[0, 2]'."""
     datasets = pytest.importorskip("datasets")

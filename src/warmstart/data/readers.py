@@ -224,9 +224,10 @@ def _record(row: dict, columns: dict, path: Path, where: str, labels: LabelCheck
                 record[field] = ""
                 continue
         if value is None or not str(value).strip():
+            several = " (multi-label rows that no label applies to: task.problem=multi_label)"
             raise WarmstartError(
                 f"{where} of {path} has no value for column '{column}'",
-                "fill it in or remove that row",
+                "fill it in or remove that row" + (several if field == "label" else ""),
             )
         if field == "text_pair":
             record[field] = str(value)

@@ -4,7 +4,9 @@ the label column's type, for a new run that does not set ``task.problem``:
 - every training label a number, some of them not whole (1.344, "0.5", 2.5): **regression**; whole numbers
   (0, 1, 2) stay classes;
 - any training label a list (JSON ``["a", "b"]``, a Parquet list column, an ``hf:`` sequence;
-  ``data/labels.py``'s MultiLabel): **multi_label**.
+  ``data/labels.py``'s MultiLabel): **multi_label**;
+- a label of a text column joined by ``task.label_separator`` (``long|fresh`` in a CSV): **multi_label**
+  too, as a multitask member reads it (tasks/multitask_heads.py ``problem_of``).
 
 Said on stderr. ``task.problem`` given, or a resumed run, keeps what it says.
 """
@@ -38,13 +40,19 @@ def problem_from_labels(cfg, task, train: list[dict], explicit: dict, resume):
     if resume or task.name != "classification" or "problem" in explicit.get("task", {}) or not train:
         return cfg
     listed = next((r["label"] for r in train if isinstance(r.get("label"), MultiLabel)), None)
+    separator = cfg.task.label_separator
+    joined = next(
+        (r["label"] for r in train if isinstance(r.get("label"), str) and separator in r["label"]), None
+    )
     if listed is not None:
         problem, why = "multi_label", f"the labels are lists (e.g. {list(listed.parts)})"
+    elif joined is not None:
+        problem, why = "multi_label", f"the labels are joined by '{separator}' (e.g. {joined})"
     elif (example := score_example(train)) is not None:
         problem, why = "regression", f"the labels are numbers, not all whole (e.g. {example})"
     else:
         return cfg
-    other = "task.problem=single_label treats them as classes" if problem == "regression" else ""
+    other = "task.problem=single_label treats them as classes" if problem == "regression" or joined else ""
     print(f"{why}: task.problem={problem}" + (f"; {other}" if other else ""), file=sys.stderr)
     task.cfg = dataclasses.replace(cfg.task, problem=problem)
     return dataclasses.replace(cfg, task=task.cfg)
