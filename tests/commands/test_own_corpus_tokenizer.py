@@ -5,7 +5,7 @@ tokenizer of its own. A folder of text files that are not named by split says to
 import yaml
 
 from tests.helpers.cli import assert_one_line_error, run
-from tests.helpers.shapes import TINY_MODEL
+from tests.helpers.shapes import SHAPES, TINY_MODEL
 from warmstart.tokenization.tokenizer import Tokenizer
 
 FAST = [*TINY_MODEL, "train.steps=2", "train.progress=false", "train.eval_batches=1", "data.vocab_size=400"]
@@ -41,3 +41,16 @@ def test_a_bert_run_on_own_files_trains_its_wordpiece_tokenizer(wiki_extracts, t
     )
     assert_one_line_error(code, err, "it holds 3 .txt files", f"--corpus {docs}/*.txt")
     assert "training a" not in out and not (tmp_path / "d").exists()
+
+
+def test_a_t5_run_on_own_files_gets_sentinels_for_span_corruption(wiki_extracts, tmp_path, capsys):
+    """T5's tokenizer, trained for the run, holds <extra_id_N> (it had none: span corruption refused it)."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(wiki_extracts[:150]), encoding="utf-8")
+    argv = ["pretrain", "--arch", "t5", "--corpus", corpus, "--out", tmp_path / "t5", *SHAPES["t5"]]
+    code, out, err = run(capsys, *argv, "train.steps=2", "train.progress=false", "train.eval_batches=1",
+                         "data.vocab_size=400", "data.seq_len=64")  # fmt: skip
+    assert code == 0, err
+    assert "training a unigram tokenizer (400 tokens)" in out
+    used = yaml.safe_load((tmp_path / "t5" / "config.yaml").read_text())["data"]["tokenizer"]
+    assert Tokenizer.load(used).token_to_id("<extra_id_99>") is not None

@@ -261,7 +261,8 @@ def _recipe_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
     algorithm = d.tokenizer_kind or FAMILY_KIND.get(cfg.arch)
     if d.tokenizer or d.shards or not algorithm or not d.corpus:
         return cfg
-    key = json.dumps([_identity(d.corpus), d.split_seed, d.txt_mode, d.text_column, d.vocab_size])
+    sentinels = 100 if cfg.arch == "t5" else 0  # span corruption's <extra_id_N>, as `tokenizer train` adds
+    key = json.dumps([_identity(d.corpus), d.split_seed, d.txt_mode, d.text_column, d.vocab_size, sentinels])
     out = cache_dir() / "tokenizers" / f"{algorithm}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     if not (out / "tokenizer.json").is_file():
         for name in d.corpus:  # unknown names and missing files fail before the training is announced
@@ -270,7 +271,7 @@ def _recipe_tokenizer(cfg: PretrainConfig) -> PretrainConfig:
             f"training a {algorithm} tokenizer ({d.vocab_size:,} tokens) of {', '.join(d.corpus)} into {out}"
         )
         texts = corpus_texts(d.corpus, options(d), "train")
-        train_tokenizer(texts, algorithm, d.vocab_size, out, overwrite=out.exists())
+        train_tokenizer(texts, algorithm, d.vocab_size, out, overwrite=out.exists(), sentinels=sentinels)
     return dataclasses.replace(cfg, data=dataclasses.replace(d, tokenizer=str(out)))
 
 
