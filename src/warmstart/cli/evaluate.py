@@ -16,6 +16,7 @@ from warmstart.cli.common import (
     split_file_flags,
     split_files,
 )
+from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_same_file
 
 SPLITS = ["train", "validation", "test", "all"]
@@ -47,7 +48,14 @@ def _predict(a):
     from warmstart.inference.predict import is_table, predict_lines, predict_table
 
     refuse_same_file(a.out, {"--input": a.input})
-    if a.input not in (None, "-") and is_table(a.input):  # rows by column, not lines
+    if a.texts and a.input is not None:
+        raise WarmstartError(
+            f"both texts ({len(a.texts)}) and --input {a.input} given",
+            "predict the texts or the file, not both",
+        )
+    if a.texts:
+        source, preds = None, predict_lines(a.run, a.texts, head=a.head)
+    elif a.input not in (None, "-") and is_table(a.input):  # rows by column, not lines
         source, preds = None, predict_table(a.run, a.input, a.text_column, a.text_pair_column, head=a.head)
     else:
         source = sys.stdin if a.input in (None, "-") else open_input(a.input)
@@ -99,6 +107,12 @@ def add_evaluate(sub) -> None:
 def add_predict(sub) -> None:
     pd = sub.add_parser("predict", help="predictions of a finetuned run as JSON lines")
     pd.add_argument("run", help=RUN_HELP)
+    pd.add_argument(
+        "texts",
+        nargs="*",
+        metavar="TEXT",
+        help="examples to predict, one an argument, as lines of --input are",
+    )
     pd.add_argument(
         "--input",
         help="file with one example per line (text, or a JSON object), or a CSV, TSV or Parquet file read by "

@@ -19,7 +19,7 @@ NOT_PATHS = (  # string flags that are never a path (names, words, numbers, temp
     "a", "b", "c", "arch", "checkpoint", "entailment_label", "fractions", "full_seeds", "host",
     "label_column", "layer", "mlm_sampling", "objective", "overrides", "pairs", "preset", "prompt", "seeds",
     "sense", "shots", "strategy", "target_column", "task", "tasks", "template", "text", "text_column",
-    "text_pair_column", "word", "storage", "study_name", "pruner", "head",
+    "text_pair_column", "texts", "word", "storage", "study_name", "pruner", "head",
 )  # fmt: skip
 REPORT_PLOTS = (  # report/run_report.py plot_path(out, NAME): OUT_NAME.png (+ .svg, .pdf) beside the HTML
     "confusion", "convergence", "expected_max", "fractions", "joint", "pretraining", "projection", "slices",
