@@ -172,3 +172,24 @@ def test_csv_multiline_field_and_row_line_numbers(tmp_path):
     assert next(reader) == {"text": "two\nlines", "label": "a"}
     with pytest.raises(WarmstartError, match="line 4 of .*m.csv has no value for column 'label'"):
         next(reader)
+
+
+def test_a_parquet_file_written_by_datasets_reads_its_class_names(tmp_path):
+    """`Dataset.to_parquet` keeps ClassLabel names in the schema's metadata, as `datasets` reads them back:
+    the label is the name ("rotten"), not the int; a sequence of ClassLabel gives a list of names."""
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features(
+        {
+            "text": datasets.Value("string"),
+            "label": datasets.ClassLabel(names=["fresh", "rotten"]),
+            "tags": datasets.Sequence(datasets.ClassLabel(names=["a", "b", "c"])),
+            "stars": datasets.Value("int64"),
+        }
+    )
+    rows = {"text": ["good", "bad"], "label": [0, 1], "tags": [[0, 2], [1]], "stars": [5, 1]}
+    path = tmp_path / "hf.parquet"
+    datasets.Dataset.from_dict(rows, features=features).to_parquet(str(path))
+    assert [r["label"] for r in read_file(path, label_column="label")] == ["fresh", "rotten"]
+    tags = [r["label"].parts for r in read_file(path, label_column="tags")]
+    assert tags == [("a", "c"), ("b",)]
+    assert [r["label"] for r in read_file(path, label_column="stars")] == ["5", "1"]  # a plain int column

@@ -345,11 +345,41 @@ def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[
     lines.warn()
 
 
+def class_names(file, column: str | None) -> list[str] | None:
+    """The class names of a Parquet file's ``column`` when ``datasets`` wrote it (``Dataset.to_parquet``: a
+    ``ClassLabel``, or a sequence of one, in the schema's ``huggingface`` metadata), else None."""
+    meta = (file.schema_arrow.metadata or {}).get(b"huggingface")
+    try:
+        feature = json.loads(meta)["info"]["features"][column] if meta and column else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    while isinstance(feature, dict) and feature.get("_type") in ("Sequence", "List", "LargeList"):
+        feature = feature.get("feature")
+    if isinstance(feature, dict) and feature.get("_type") == "ClassLabel":
+        names = feature.get("names")
+        return [str(n) for n in names] if isinstance(names, list) else None
+    return None
+
+
+def _named(value, names: list[str]):
+    """A ClassLabel int (or a list of them) as its name; anything else as it is."""
+    if isinstance(value, list):
+        return [_named(v, names) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[value]
+    return value
+
+
 def _read_parquet(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
     offset = 0
-    for batch in parquet_file(path).iter_batches(batch_size=4096, columns=wanted):
+    file = parquet_file(path)
+    label_column = columns.get("label")
+    names = class_names(file, label_column)
+    for batch in file.iter_batches(batch_size=4096, columns=wanted):
         for i, row in enumerate(batch.to_pylist()):
+            if names is not None:
+                row[label_column] = _named(row[label_column], names)
             record = _record(row, columns, path, f"row {offset + i + 1}", labels)
             if record is not None:
                 yield record
