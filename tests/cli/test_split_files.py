@@ -51,8 +51,18 @@ def test_finetune_and_evaluate_on_own_split_files(tiny_pretrained, files, tmp_pa
     code, stdout, err = run(capsys, "evaluate", out, "--test-file", files["c"], "--out", tmp_path / "m.json")
     assert code == 0, err
     assert stdout.startswith(f"{files['c']} (test, 40 examples): ")
-    again = json.loads((tmp_path / "m.json").read_text())["metrics"]
+    written = json.loads((tmp_path / "m.json").read_text())
+    again = written["metrics"]
     assert again["accuracy"] == pytest.approx(metrics["test"]["accuracy"], abs=1e-6)
+    # per class, as the run's own breakdown: the confusion's diagonal is the accuracy, a table is printed
+    parts = written["breakdown"]
+    assert parts["confusion"] == metrics["breakdown"]["confusion"] and parts["count"] == 40
+    diagonal = sum(parts["confusion"][i][i] for i in range(len(parts["labels"])))
+    assert diagonal / 40 == pytest.approx(again["accuracy"], abs=1e-6)
+    assert "class      precision  recall      f1  support" in stdout
+    for name, c in parts["per_class"].items():
+        assert f"{c['recall']:6.4f}" in stdout and f"{c['support']:7,}" in stdout and name in stdout
+    assert "confusion (rows gold, columns predicted):" in stdout
     code, _, err = run(capsys, "evaluate", out)
     assert_one_line_error(code, err, "no data given", "--test-file")
 

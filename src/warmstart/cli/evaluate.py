@@ -26,6 +26,7 @@ RUN_COLUMN = " (default: the one the run was finetuned with)"
 
 def _evaluate(a):
     from warmstart.inference.evaluate import evaluate_run
+    from warmstart.tasks.breakdown import class_report, one_class_warning
     from warmstart.train.checkpoint import write_json
 
     files = split_files(a)
@@ -37,6 +38,11 @@ def _evaluate(a):
     result = evaluate_run(a.run, a.data, split, options, files=files, head=a.head, split_given=bool(a.split))
     shown = ", ".join(f"{k} {v:.4f}" for k, v in result["metrics"].items())
     print(f"{result['dataset']} ({split}, {result['examples']:,} examples): {shown}")
+    if "breakdown" in result:
+        print(class_report(result["breakdown"]))
+        warning = one_class_warning(result["breakdown"])
+        if warning:
+            print(warning, file=sys.stderr)
     if a.out:
         write_json(result, Path(a.out))
         print(f"metrics written to {a.out}")

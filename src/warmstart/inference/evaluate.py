@@ -11,6 +11,7 @@ from warmstart.errors import WarmstartError
 from warmstart.inference.load import SavedModel
 from warmstart.inference.records import run_columns
 from warmstart.tasks.base import EvalBatches
+from warmstart.tasks.breakdown import breakdown
 from warmstart.tokenization.open_words import reading
 from warmstart.train.loop import evaluate, pick_device
 
@@ -58,5 +59,10 @@ def evaluate_run(
         )
     records = task.prepare(records, data.kind, f"{name} ({split})")
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
-    metrics = evaluate(unit, EvalBatches(features, 64), pick_device("auto"))
-    return {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
+    device = pick_device("auto")
+    metrics = evaluate(unit, EvalBatches(features, 64), device)
+    result = {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
+    parts = breakdown(unit, EvalBatches(features, 64), device)  # per class (None: not a single-label unit)
+    if parts is not None:
+        result["breakdown"] = parts
+    return result

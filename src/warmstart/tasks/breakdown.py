@@ -80,3 +80,26 @@ def one_class_warning(result: dict) -> str | None:
         f"{result['majority']['accuracy']:.4f}): it learned nothing beyond the label prior; try another "
         "learning rate, more steps or more data"
     )
+
+
+def class_report(result: dict, most: int = 30) -> str:
+    """Per-class precision, recall, F1 and support as a text table (sklearn's classification_report's
+    layout), the most frequent ``most`` classes, and the confusion matrix for up to 10 classes."""
+    per = sorted(result["per_class"].items(), key=lambda kv: -kv[1]["support"])
+    width = max(9, *(len(str(name)) for name, _ in per[:most]))
+    lines = [f"{'class':<{width}}  precision  recall      f1  support"]
+    for name, c in per[:most]:
+        scores = f"{c['precision']:9.4f}  {c['recall']:6.4f}  {c['f1']:6.4f}  {c['support']:7,}"
+        lines.append(f"{str(name):<{width}}  {scores}")
+    if len(per) > most:
+        lines.append(f"(the {most} most frequent of {len(per)} classes)")
+    labels = result["labels"]
+    if len(labels) <= 10:
+        cell = max(
+            5, *(len(str(x)) for x in labels), *(len(f"{v:,}") for row in result["confusion"] for v in row)
+        )
+        lines.append("confusion (rows gold, columns predicted):")
+        lines.append(" " * width + "  " + " ".join(f"{str(x):>{cell}}" for x in labels))
+        for name, row in zip(labels, result["confusion"], strict=True):
+            lines.append(f"{str(name):<{width}}  " + " ".join(f"{v:>{cell},}" for v in row))
+    return "\n".join(lines)
