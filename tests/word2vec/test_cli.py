@@ -87,3 +87,22 @@ def test_existing_run_directory_is_refused_before_training(capsys, w2v_run):
     code, _, err = run(capsys, "word2vec", "train", "--corpus", "wiki-leads", "--out", w2v_run)
     assert_one_line_error(code, err, "already exists")
     assert (w2v_run / "vectors.npy").stat().st_mtime_ns == before
+
+
+def test_a_table_corpus_is_read_by_its_text_column(wiki_extracts, tmp_path, capsys):
+    """--text-column reads a CSV's own column (it read "text" only: a CSV of `body` was refused); the run
+    counts the words of that column and of no other."""
+    import csv
+
+    table = tmp_path / "articles.csv"
+    with open(table, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "body"])
+        writer.writerows([f"zzid{i}", t] for i, t in enumerate(wiki_extracts[:300]))
+    argv = ["word2vec", "train", "--corpus", table, "--out", tmp_path / "run", "--epochs", "1", "--dim", "16"]
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, "no column 'text'", "--text-column")
+    code, _, err = run(capsys, *argv, "--text-column", "body", "--min-count", "1")
+    assert code == 0, err
+    words = (tmp_path / "run" / "vectors.vocab.txt").read_text(encoding="utf-8").split()
+    assert "the" in words and not any(w.startswith("zzid") for w in words)

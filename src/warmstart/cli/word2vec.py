@@ -14,6 +14,8 @@ VECTORS_HELP = (
 
 TRAIN_FLAGS = [  # (flag, config key, add_argument keywords): help and type from Word2VecRunConfig
     ("--corpus", "corpus", {"nargs": "+"}),
+    ("--text-column", "text_column", {}),
+    ("--txt-mode", "txt_mode", {"choices": ["line", "blank"]}),
     ("--out", "out", {}),
     ("--model", "word2vec.model", {"choices": ["skipgram", "cbow"]}),
     ("--dim", "word2vec.dim", {}),

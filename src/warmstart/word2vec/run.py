@@ -29,6 +29,10 @@ class Word2VecRunConfig:
     out: str = opt("runs/word2vec", "run directory (refused if it exists, unless --overwrite)")
     corpus: list[str] = opt(["wiki-leads", "news"], "corpus names (see `warmstart data list`) or text files")
     split_seed: int = opt(0, "seed of the train/validation/test split of corpora without official splits")
+    text_column: str = opt("text", "column holding the text in csv/tsv/jsonl/parquet files")
+    txt_mode: str = opt(
+        "line", "for .txt files: 'line' (one document per line) or 'blank' (blank-line separated)"
+    )
     restrict: int = opt(30000, "analogies are searched among the N most frequent words (0 = all)")
     counterfactual: bool = opt(
         False,
@@ -58,7 +62,9 @@ def run(flags: dict, overrides=(), overwrite: bool = False) -> dict:
     fix = "pass --overwrite to replace it, or choose another --out"
     check_free(out, overwrite, fix)  # before training, so that a refusal costs nothing
     refuse_overlap(out, {f"corpus {c}": c for c in cfg.corpus})
-    docs = corpus_documents(cfg.corpus, "train", cfg.split_seed, counterfactual=cfg.counterfactual)
+    docs = corpus_documents(
+        cfg.corpus, "train", cfg.split_seed, cfg.counterfactual, cfg.text_column, cfg.txt_mode
+    )
     wv, stats = train(docs, cfg.word2vec)
     scores = evaluate_all(wv, cfg.restrict)
     run_dir = open_run_dir(out, overwrite=overwrite, fix=fix, what="word2vec")

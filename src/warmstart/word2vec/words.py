@@ -31,11 +31,17 @@ def documents(texts: Iterable[str]) -> Iterator[list[str]]:
 
 
 def corpus_documents(
-    names: list[str], split: str = "train", split_seed: int = 0, counterfactual: bool = False
+    names: list[str],
+    split: str = "train",
+    split_seed: int = 0,
+    counterfactual: bool = False,
+    text_column: str = "text",
+    txt_mode: str = "line",
 ) -> list[list[str]]:
-    """The word lists of one split of catalog corpora (names from `warmstart data list`, or text files);
-    ``counterfactual``: each document followed by its gender-swapped copy (data/counterfactual.py)."""
+    """The word lists of one split of catalog corpora (names from `warmstart data list`, or text files;
+    ``text_column`` of a table, ``txt_mode`` of a .txt); ``counterfactual``: each document followed by its
+    gender-swapped copy (data/counterfactual.py)."""
 
-    opts = DataOptions(text_column="text", txt_mode="line", split_seed=split_seed, label_column=None)
+    opts = DataOptions(text_column=text_column, txt_mode=txt_mode, split_seed=split_seed, label_column=None)
     texts = corpus_texts(names, opts, split)
     return list(documents(augmented_texts(texts) if counterfactual else texts))
