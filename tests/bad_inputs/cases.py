@@ -126,7 +126,7 @@ CASES = [
     case("prep-csv-missing-text-column", "prepare --corpus {tmp}/c.csv --tokenizer {tok} --out {tmp}/s",
          "no column 'text'", "columns: body, label", files={"c.csv": "body,label\nsome words,a\n"}),
     case("prep-empty-csv", "prepare --corpus {tmp}/c.csv --tokenizer {tok} --out {tmp}/s",
-         "no column 'text'", "columns: none", files={"c.csv": b""}),
+         "c.csv is empty: it has no header row", "write a header row", files={"c.csv": b""}),
     case("prep-jsonl-bad-json", "prepare --corpus {tmp}/c.jsonl --tokenizer {tok} --out {tmp}/s",
          "bad JSON on line 2", files={"c.jsonl": '{"text": "fine"}\n{"text": \n'}),
     case("prep-jsonl-not-object", "prepare --corpus {tmp}/c.jsonl --tokenizer {tok} --out {tmp}/s",

@@ -160,3 +160,17 @@ def test_an_hf_sequence_of_class_labels_is_a_multi_label_row(tmp_path):
         for r in open_dataset(f"hf:{folder}", DataOptions(label_column="labels")).records("all")
     }
     assert labels == {("a", "c"), ("b",)}
+
+
+def test_an_id_column_given_as_the_label_is_named_as_such(tiny_pretrained, rt_small, tmp_path, capsys):
+    """A row id as the label (every value new in validation): the refusal asks whether it is an id."""
+    with open(rt_small, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    ids = tmp_path / "ids.csv"
+    with open(ids, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["text", "id"])
+        writer.writerows([r["text"], i] for i, r in enumerate(rows))
+    code, _, err = finetune(capsys, tiny_pretrained, ids, tmp_path / "ids", label="id")
+    assert_one_line_error(code, err, "has labels the model was not trained on", "if this column is an id")
+    assert not (tmp_path / "ids").exists()

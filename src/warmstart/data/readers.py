@@ -177,6 +177,11 @@ def column_fix(columns: dict, missing: str, available: list) -> str:
 
 
 def _check_columns(path: Path, available: list[str], columns: dict) -> None:
+    if not available:
+        raise WarmstartError(
+            f"{path} is empty: it has no header row",
+            "write a header row (e.g. text,label), then one row a line",
+        )
     for column in (c for c in columns.values() if c is not None):
         if column not in available:
             raise WarmstartError(

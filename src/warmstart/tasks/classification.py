@@ -330,6 +330,12 @@ class ClassificationTask(Task):
             known = ", ".join(labels[:10]) + (f" ... ({len(labels)} in all)" if len(labels) > 10 else "")
             numbers = score_example([{"label": x} for x in [*labels, *unknown]]) is not None
             scores = "; scores (numbers) need task.problem=regression" if numbers else ""
+            seen = {x for g in given for x in g}
+            if len(labels) > 50 and len(unknown) >= len(seen) / 2:  # nearly one class a row: an id column?
+                scores += (
+                    f"; {len(unknown)} of the {len(seen)} labels here are new and training had {len(labels)} "
+                    "classes: if this column is an id, pass --label-column NAME"
+                )
             raise WarmstartError(
                 f"{where} has labels the model was not trained on: {', '.join(unknown[:5])}",
                 f"the known labels are: {known}{scores}",
