@@ -105,12 +105,18 @@ def test_lists_of_labels_read_as_one_row_each(lists_jsonl):
     assert two.parts[1] == "long" and two == f"{two.parts[0]}|long"
 
 
-def test_a_list_label_column_trains_a_multi_label_run(tiny_pretrained, lists_jsonl, tmp_path, capsys):
-    code, _, err = finetune(capsys, tiny_pretrained, lists_jsonl, tmp_path / "ml", label="labels")
+def multi_label_run(capsys, tiny_pretrained, data, out, label: str) -> str:
+    """Finetune on ``data`` with no task.problem: a multi-label run with its metrics; its stderr."""
+    code, _, err = finetune(capsys, tiny_pretrained, data, out, label=label)
     assert code == 0, err
-    assert "the labels are lists" in err and "task.problem=multi_label" in err
-    problem, metrics = problem_and_metrics(tmp_path / "ml")
+    problem, metrics = problem_and_metrics(out)
     assert problem == "multi_label" and {"f1", "exact_match"} <= metrics
+    return err
+
+
+def test_a_list_label_column_trains_a_multi_label_run(tiny_pretrained, lists_jsonl, tmp_path, capsys):
+    err = multi_label_run(capsys, tiny_pretrained, lists_jsonl, tmp_path / "ml", "labels")
+    assert "the labels are lists" in err and "task.problem=multi_label" in err
     # as single labels, the rows with two are refused in one line
     given = "task.problem=single_label"
     code, _, err = finetune(capsys, tiny_pretrained, lists_jsonl, tmp_path / "one", given, label="labels")
@@ -128,11 +134,8 @@ def test_labels_joined_by_the_separator_in_a_csv_train_a_multi_label_run(
         for r in read_file(lists_jsonl, label_column="labels"):
             if r["label"].parts:  # an empty cell is refused unless task.problem=multi_label is given
                 writer.writerow([r["text"], str(r["label"])])
-    code, _, err = finetune(capsys, tiny_pretrained, joined, tmp_path / "ml", label="tags")
-    assert code == 0, err
+    err = multi_label_run(capsys, tiny_pretrained, joined, tmp_path / "ml", "tags")
     assert "the labels are joined by '|' (e.g. " in err and "task.problem=single_label treats them" in err
-    problem, metrics = problem_and_metrics(tmp_path / "ml")
-    assert problem == "multi_label" and {"f1", "exact_match"} <= metrics
     given = "task.problem=single_label"
     code, _, err = finetune(capsys, tiny_pretrained, joined, tmp_path / "one", given, label="tags")
     assert code == 0 and "joined by" not in err, err
