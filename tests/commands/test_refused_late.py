@@ -37,12 +37,13 @@ def test_unwind_keeps_what_trained_a_resumed_run_and_an_interrupted_one(tmp_path
         return path
 
     refused = WarmstartError("train.device=cuda but no CUDA device is available")
-    bare = made("seed-2/metrics.jsonl")
+    bare = made("seed-2/config.yaml")
     unwind(bare, False, refused)
     assert not bare.exists()  # made by this command, nothing trained: it goes
     for files, resume, error in (
         (["seed-1/test_metrics.json"], False, refused),  # a finished seed: kept to resume
         (["checkpoints/step-00000002/model.safetensors"], False, refused),
+        (["metrics.jsonl"], False, refused),  # steps were logged: kept to read
         ([], True, refused),  # --resume: the run was there before this command
         ([], False, KeyboardInterrupt()),  # not a refusal
     ):

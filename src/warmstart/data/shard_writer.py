@@ -220,6 +220,7 @@ def finish(tmp, out_dir, overwrite, tokenizer, splits, source, input_bytes, star
 
 def _tokenize_split(tmp: Path, split: str, texts, tokenizer, bar, batch_size: int, shard_tokens: int):
     """Write one split's shards under ``tmp``: (its meta entry, the UTF-8 bytes read)."""
+    bar.set_postfix_str("docs=0 tokens=0", refresh=False)  # not the last split's counts under this one's name
     bar.set_description(f"tokenizing {split}")
     writer = SplitWriter(tmp, split, token_dtype(tokenizer.vocab_size), int(shard_tokens))
     sep, input_bytes = int(tokenizer.doc_sep_id), 0

@@ -22,7 +22,8 @@ from warmstart.paths import refuse_replacing_home
 
 __all__ = ["abandon", "check_free", "hold", "open_run_dir", "settle", "unwind"]
 CONFIG_FILE = "config.yaml"
-STARTED = ("checkpoints", "best", "final", "test_metrics.json")  # what a run that trained has written
+# what a run that trained has written: a checkpoint, a finished seed, or a log of its steps
+STARTED = ("checkpoints", "best", "final", "test_metrics.json", "metrics.jsonl")
 
 
 RUN_DIR_FIX = "pass --resume to continue it, --overwrite to replace it, or choose another --out"
@@ -32,7 +33,7 @@ def unwind(run_dir: str | Path, resume: bool, error: BaseException) -> None:
     """After a run failed: the directory it replaced comes back (``--overwrite``); or, when a refusal (a
     WarmstartError: ``train.device=cuda`` on a CPU machine...) stopped a new run before it trained, the
     directory this command made goes, so that the same command, corrected, runs again as it is. A directory
-    holding a checkpoint or a finished seed stays, to resume."""
+    holding a checkpoint, a finished seed or a log of steps stays (to resume, or to read)."""
     if abandon(run_dir) or resume or not isinstance(error, WarmstartError):
         return
     path = Path(run_dir)
