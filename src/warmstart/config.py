@@ -251,6 +251,11 @@ def merge(base: dict, extra: dict) -> dict:
 def parse_override(text: str) -> dict:
     """``train.lr=3e-4`` -> {"train": {"lr": 0.0003}} (values parsed as YAML scalars)."""
     if "=" not in text:
+        if Path(text).exists():  # `--train-file a.csv b.csv`: the second file lands among the overrides
+            raise WarmstartError(
+                f"{text} is a file, not a key.sub=value setting",
+                "a file flag takes one file; several as one: a quoted pattern ('data/*.csv')",
+            )
         raise WarmstartError(f"cannot read the override '{text}'", "write overrides as key.sub=value")
     key, raw = text.split("=", 1)
     try:

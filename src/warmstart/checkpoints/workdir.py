@@ -5,6 +5,7 @@ tokenizer, shards, init) from the directory it started in: config.yaml keeps tha
 from __future__ import annotations
 
 import copy
+import glob
 import os
 import sys
 from pathlib import Path
@@ -52,4 +53,6 @@ def _found_in(value: Any, workdir: str) -> Any:
     if not isinstance(value, str) or not value or value.startswith("~") or os.path.isabs(value):
         return value
     there = os.path.join(workdir, value)
+    if glob.has_magic(value) and not os.path.lexists(value):  # a file pattern: where its files are
+        return there if not glob.glob(value) and glob.glob(there) else value
     return there if not os.path.lexists(value) and os.path.lexists(there) else value

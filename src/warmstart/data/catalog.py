@@ -17,6 +17,7 @@ from pathlib import Path
 
 from warmstart.data import choice, compressed, conll, inline, readers, split_files, squad
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
+from warmstart.data.globbed import globbed, is_pattern
 from warmstart.data.hf_hub import hf_dataset, saved_folder
 from warmstart.data.named import NAMED
 from warmstart.errors import WarmstartError
@@ -138,8 +139,9 @@ def _local_pairs(path: Path, columns: list, options: DataOptions) -> Dataset:
 
 
 def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Dataset:
-    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet/...), a folder of split files or of
-    `datasets`' save_to_disk, ``inline:HASH`` (data given in memory) or ``hf:NAME[:CONFIG]``."""
+    """A named dataset, a local file (.txt/.jsonl/.csv/.tsv/.parquet/...), a file pattern ('data/*.csv': the
+    files as one), a folder of split files or of `datasets`' save_to_disk, ``inline:HASH`` (data given in
+    memory) or ``hf:NAME[:CONFIG]``."""
     options = options or DataOptions()
     if name_or_path in NAMED:
         return _kept(name_or_path, options)
@@ -147,6 +149,8 @@ def open_dataset(name_or_path: str, options: DataOptions | None = None) -> Datas
         return hf_dataset(name_or_path, options)
     if inline.is_inline(name_or_path):
         return inline.open_inline(name_or_path, options, _local)
+    if is_pattern(name_or_path):  # 'data/*.csv': the matching files as one
+        return globbed(name_or_path, options, _local)
     if name_or_path and Path(name_or_path).is_dir():
         files = split_files.folder_files(Path(name_or_path))
         paths = {split: str(Path(name_or_path) / path.name) for split, path in files.items()}
