@@ -36,6 +36,16 @@ def test_a_bert_run_on_own_files_trains_its_wordpiece_tokenizer(wiki_extracts, t
     assert code == 0 and "training a wordpiece tokenizer" in out
     again = yaml.safe_load((tmp_path / "c" / "config.yaml").read_text())["data"]["tokenizer"]
     assert again != used
+    pattern = str(docs / "*.txt")  # a quoted pattern: the same files; an edit is seen through it too
+    code, out, err = run(
+        capsys, "pretrain", "--arch", "bert", "--corpus", pattern, "--out", tmp_path / "p", *FAST
+    )
+    assert code == 0 and "training a wordpiece tokenizer" in out  # another key (the name), trained once
+    files[1].write_text("\n".join(wiki_extracts[600:660]), encoding="utf-8")
+    code, out, err = run(
+        capsys, "pretrain", "--arch", "bert", "--corpus", pattern, "--out", tmp_path / "q", *FAST
+    )
+    assert code == 0 and "training a wordpiece tokenizer" in out, err
     code, out, err = run(
         capsys, "pretrain", "--arch", "bert", "--corpus", docs, "--out", tmp_path / "d", *FAST
     )
