@@ -63,6 +63,7 @@ def test_finetune_and_evaluate_on_own_split_files(tiny_pretrained, files, tmp_pa
     for name, c in parts["per_class"].items():
         assert f"{c['recall']:6.4f}" in stdout and f"{c['support']:7,}" in stdout and name in stdout
     assert "confusion (rows gold, columns predicted):" in stdout
+    assert "evaluating" in err and "batch/s" in err  # a progress bar with its rate, on stderr
     code, _, err = run(capsys, "evaluate", out)
     assert_one_line_error(code, err, "no data given", "--test-file")
 
