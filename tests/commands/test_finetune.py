@@ -57,9 +57,12 @@ def test_finetune_evaluate_predict(tiny_pretrained, rt_small, tmp_path, capsys):
     # predict: one JSON line per input line, probabilities sum to one
     src = tmp_path / "in.txt"
     src.write_text('a gripping, beautifully acted film\n\n{"text": "dull and far too long"}\n')
+    capsys.readouterr()
     assert main(["predict", str(run), "--input", str(src), "--out", str(tmp_path / "p.jsonl")]) == 0
     preds = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert len(preds) == 2 and preds[1]["text"] == "dull and far too long"
+    said = capsys.readouterr().err
+    assert "predicting" in said and "example/s" in said and "2 predictions written" in said  # a rate shown
     for p in preds:
         assert p["label"] in ("fresh", "rotten") and sum(p["probabilities"].values()) == pytest.approx(
             1, abs=1e-4

@@ -74,8 +74,10 @@ def _predict(a):
     count = 0
 
     def write(fh):  # the file appears only when every prediction is in it: an error keeps the old one
+        from tqdm.auto import tqdm
+
         nonlocal count
-        for line in lines:
+        for line in tqdm(lines, desc="predicting", unit="example", leave=False):  # a rate on stderr
             fh.write(line)
             count += 1
 
