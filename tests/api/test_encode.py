@@ -57,6 +57,7 @@ def test_embed_command_uses_the_declared_pooling(reference, tmp_path, capsys):
         csv.writer(fh).writerows([["text"], *([t] for t in TEXTS)])
     code, out, err = run(capsys, "embed", minilm_dir(), "--data", data, "--out", tmp_path / "v.npy")
     assert code == 0, err
-    assert "(last, mean, unit length)" in out
+    assert "(last, mean, unit length)" in out and "batch/s" in err  # a progress bar with its rate
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".v.npy")] == []  # no temp file left
     vectors = np.load(tmp_path / "v.npy")
     assert np.abs(vectors - reference).max() < 1e-5

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from warmstart.atomic import check_writable
+from warmstart.atomic import check_writable, write_atomic
 from warmstart.cli.common import add_text_options, data_flag, data_options, open_input
 from warmstart.errors import WarmstartError
 from warmstart.paths import refuse_same_file
@@ -47,11 +47,11 @@ def _embed(a):
     texts = [r["text"] for r in records]
     pairs = [r["text_pair"] for r in records] if a.text_pair_column else None
     vectors, pooling, normalize = sentence_vectors(
-        encoder, tokenizer, saved.card, texts, a.layer, a.pooling, a.normalize, a.max_length, pairs=pairs
-    )
+        encoder, tokenizer, saved.card, texts, a.layer, a.pooling, a.normalize, a.max_length, progress=True,
+        pairs=pairs,
+    )  # fmt: skip
     out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.save(out, vectors)
+    write_atomic(out, lambda fh: np.save(fh, vectors))  # the file appears whole, or the old one stays
     how = f"{a.layer}, {pooling}{', unit length' if normalize else ''}"
     print(f"{vectors.shape[0]:,} x {vectors.shape[1]} features ({how}) written to {out}")
 
