@@ -37,7 +37,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from warmstart.atomic import check_writable, disk_full, disk_full_error
+from warmstart.atomic import check_writable, disk_full, disk_full_error, write_atomic
 from warmstart.errors import WarmstartError
 from warmstart.nn.sizing import check_shapes
 from warmstart.tokenization import leftovers
@@ -185,7 +185,9 @@ def set_rng_state(tensors: dict, meta: dict) -> None:
 
 
 def write_json(obj: dict, path: Path) -> None:
-    path.write_text(json.dumps(obj, indent=2), encoding="utf-8")
+    """``obj`` as JSON at ``path``, whole or not at all (a temp file renamed into place)."""
+    text = json.dumps(obj, indent=2)
+    write_atomic(path, lambda fh: fh.write(text), text=True)
 
 
 def step_dirs(root: Path) -> list[tuple[int, Path]]:
