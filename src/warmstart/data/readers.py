@@ -32,11 +32,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from warmstart.data import compressed
+from warmstart.data import column_guess, compressed
 from warmstart.data import lines as line_io
 from warmstart.data.json_records import json_records
 from warmstart.data.labels import LabelCheck, MultiLabel
 from warmstart.data.lines import Lines, limit_text, refuse_surrogates, too_long
+from warmstart.data.parquet_labels import class_names, named
 from warmstart.errors import WarmstartError
 
 TABLE_EXTENSIONS = (".txt", ".jsonl", ".csv", ".tsv", ".parquet")
@@ -169,11 +170,30 @@ def json_object(line: str, path: Path | str, number: int) -> dict:
     return obj
 
 
-def column_fix(columns: dict, missing: str, available: list) -> str:
-    """The fix line for a missing column: the flag (and the option) of its role, and the columns there are."""
+def column_fix(columns: dict, missing: str, available: list, rows: list[dict] | None = None) -> str:
+    """The fix line for a missing column: the flag (and the option) of its role, the columns there are,
+    and which of them look like the text or the label in ``rows`` (the file's first rows:
+    data/column_guess.py)."""
     role = next((r for r, c in columns.items() if c == missing), "text")
     there = ", ".join(map(str, available[:12])) or "none"
-    return f"pass --{role.replace('_', '-')}-column NAME (from Python: {role}_column=NAME), one of: {there}"
+    fix = f"pass --{role.replace('_', '-')}-column NAME (from Python: {role}_column=NAME), one of: {there}"
+    return fix + (column_guess.hint(rows, role) if rows else "")
+
+
+def first_rows(path: Path, n: int = column_guess.SAMPLE) -> list[dict]:
+    """Up to ``n`` rows of a CSV, TSV or Parquet file as dicts (none when it cannot be read)."""
+    suffix = compressed.kind(path)
+    try:
+        if suffix == ".parquet":
+            batch = next(parquet_file(path).iter_batches(batch_size=n), None)
+            return batch.to_pylist() if batch is not None else []
+        if suffix in (".csv", ".tsv"):
+            rows = csv_rows(iter(Lines(path)), suffix, path)
+            header = next(rows, (0, []))[1]
+            return [dict(zip(header, values, strict=False)) for _, values in itertools.islice(rows, n)]
+    except WarmstartError:
+        return []
+    return []
 
 
 def _check_columns(path: Path, available: list[str], columns: dict) -> None:
@@ -186,7 +206,7 @@ def _check_columns(path: Path, available: list[str], columns: dict) -> None:
         if column not in available:
             raise WarmstartError(
                 f"{path} has no column '{column}' (columns: {', '.join(map(str, available)) or 'none'})",
-                column_fix(columns, column, available),
+                column_fix(columns, column, available, first_rows(path)),
             )
 
 
@@ -350,31 +370,6 @@ def _read_csv(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[
     lines.warn()
 
 
-def class_names(file, column: str | None) -> list[str] | None:
-    """The class names of a Parquet file's ``column`` when ``datasets`` wrote it (``Dataset.to_parquet``: a
-    ``ClassLabel``, or a sequence of one, in the schema's ``huggingface`` metadata), else None."""
-    meta = (file.schema_arrow.metadata or {}).get(b"huggingface")
-    try:
-        feature = json.loads(meta)["info"]["features"][column] if meta and column else None
-    except (ValueError, KeyError, TypeError):
-        return None
-    while isinstance(feature, dict) and feature.get("_type") in ("Sequence", "List", "LargeList"):
-        feature = feature.get("feature")
-    if isinstance(feature, dict) and feature.get("_type") == "ClassLabel":
-        names = feature.get("names")
-        return [str(n) for n in names] if isinstance(names, list) else None
-    return None
-
-
-def _named(value, names: list[str]):
-    """A ClassLabel int (or a list of them) as its name; anything else as it is."""
-    if isinstance(value, list):
-        return [_named(v, names) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
-        return names[value]
-    return value
-
-
 def _read_parquet(path: Path, columns: dict, labels: LabelCheck | None) -> Iterator[dict]:
     wanted = list(dict.fromkeys(c for c in columns.values() if c is not None))
     offset = 0
@@ -384,7 +379,7 @@ def _read_parquet(path: Path, columns: dict, labels: LabelCheck | None) -> Itera
     for batch in file.iter_batches(batch_size=4096, columns=wanted):
         for i, row in enumerate(batch.to_pylist()):
             if names is not None:
-                row[label_column] = _named(row[label_column], names)
+                row[label_column] = named(row[label_column], names)
             record = _record(row, columns, path, f"row {offset + i + 1}", labels)
             if record is not None:
                 yield record

@@ -25,15 +25,18 @@ import dataclasses
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from warmstart.config import opt
 from warmstart.data.catalog import shown
+from warmstart.data.column_guess import hint
 from warmstart.data.counterfactual import augmented
 from warmstart.data.options import SPLITS, limited, open_finetune_data, split_files
 from warmstart.data.order import EpochOrder
+from warmstart.data.readers import first_rows
 from warmstart.data.subsets import nested_subset
 from warmstart.errors import WarmstartError
 from warmstart.tasks.choice_scoring import choice_scoring
@@ -202,10 +205,11 @@ def read_dataset_splits(d, task: Task) -> tuple[dict[str, list[dict]], str]:
     if not task.accepts(data.kind):
         needs = " or ".join(task.kinds or (task.kind,))
         fits = f"task.name={FITS[data.kind]}" if data.kind in FITS else "task.name=..."
+        guessed = hint(first_rows(Path(name)), "label") if Path(name).is_file() else ""
         raise WarmstartError(
             f"{name} is a {data.kind} dataset but task {task.name} needs a {needs} dataset",
             f"pick a {needs} dataset or the task that fits ({fits}); "
-            f"labeled files need their label column (data.label_column, now '{d.label_column}')",
+            f"labeled files need their label column (data.label_column, now '{d.label_column}'){guessed}",
         )
     if data.origin:  # own split files: where each split came from, said once
         print(data.origin, file=sys.stderr)
