@@ -31,3 +31,6 @@ def test_texts_given_as_arguments_are_predicted_as_lines_are(classifier_run, tmp
     lines.write_text("one\n")
     code, _, err = run(capsys, "predict", classifier_run, "two", "--input", lines)
     assert_one_line_error(code, err, "both texts (1) and --input", "not both")
+    code, out, err = run(capsys, "predict", classifier_run, lines)  # the file without --input: not a text
+    assert_one_line_error(code, err, "lines.txt is a file, given as a text", f"--input {lines}")
+    assert out == ""

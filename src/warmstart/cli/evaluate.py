@@ -59,6 +59,12 @@ def _predict(a):
             f"both texts ({len(a.texts)}) and --input {a.input} given",
             "predict the texts or the file, not both",
         )
+    files = [t for t in a.texts if "\n" not in t and len(t) < 4096 and Path(t).is_file()]
+    if files:  # `predict RUN reviews.csv`: a file given as a text
+        raise WarmstartError(
+            f"{files[0]} is a file, given as a text to predict",
+            f"pass --input {files[0]} to predict its rows",
+        )
     if a.texts:
         source, preds = None, predict_lines(a.run, a.texts, head=a.head)
     elif a.input not in (None, "-") and is_table(a.input):  # rows by column, not lines
