@@ -35,3 +35,21 @@ def test_the_missing_columns_fix_names_the_guess(renamed, tiny_pretrained, tmp_p
     argv = ["finetune", "--init", tiny_pretrained, "--train-file", renamed, "--out", tmp_path / "r"]
     code, _, err = run(capsys, *argv, "--text-column", "review")
     assert_one_line_error(code, err, "labeled files need their label column", "'sentiment' has few distinct")
+
+
+def test_data_show_lists_a_tables_columns_when_it_has_no_text_column(renamed, capsys):
+    code, out, err = run(capsys, "data", "show", renamed, "--examples", "2")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert (
+        lines[0] == f"{renamed}: columns id, sentiment, review; no 'text' column, so which one is the text?"
+    )
+    assert (
+        lines[1]
+        == f"it looks like: warmstart data show {renamed} --text-column review --label-column sentiment"
+    )
+    assert len(lines) == 4 and lines[2].startswith("  1. id: 0 | sentiment: ")
+    code, out, err = run(
+        capsys, "data", "show", renamed, "--text-column", "review", "--label-column", "sentiment"
+    )
+    assert code == 0 and "(labeled)" in out.splitlines()[0] and "counts:   train" in out, err

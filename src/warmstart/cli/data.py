@@ -17,14 +17,37 @@ def _data_show(a):
     from warmstart.data.catalog import show
     from warmstart.data.dataset import DataOptions
 
+    if a.text_column is None and _columns_only(a.name, a.examples):  # a table without a `text` column
+        return
     opts = DataOptions(
-        text_column=a.text_column,
+        text_column=a.text_column or "text",
         label_column=a.label_column,
         text_pair_column=a.text_pair_column,
         txt_mode=a.txt_mode,
         split_seed=a.split_seed,
     )
     print(show(a.name, opts, n_examples=a.examples, files=split_files(a)))
+
+
+def _columns_only(name: str, examples: int) -> bool:
+    """For a CSV, TSV or Parquet file with no `text` column: its columns, the ones that look like the text
+    and the label, and its first rows, printed; True when it was such a file."""
+    from pathlib import Path
+
+    from warmstart.data import column_guess
+    from warmstart.data.readers import file_columns, first_rows
+
+    path = Path(name)
+    if not path.is_file() or not (rows := first_rows(path)) or "text" in (columns := file_columns(path)):
+        return False
+    text, label = column_guess.guess(rows)
+    flags = " ".join(f"--{role}-column {c}" for role, c in (("text", text), ("label", label)) if c)
+    print(f"{name}: columns {', '.join(map(str, columns))}; no 'text' column, so which one is the text?")
+    print(f"it looks like: warmstart data show {name} {flags}" if flags else "name it: --text-column NAME")
+    for i, row in enumerate(rows[:examples], 1):
+        shown = " | ".join(f"{k}: {str(v)[:60]}" for k, v in row.items())
+        print(f"  {i}. {shown}")
+    return True
 
 
 def _data_build(a):
@@ -112,7 +135,7 @@ def add_data(sub) -> None:
     show.add_argument("--examples", type=int, default=3, help="how many examples to print")
     show.add_argument("--label-column", default="label", help="column with the label")
     show.add_argument("--text-pair-column", default=None, help="column with the second text of a pair")
-    add_text_options(show)
+    add_text_options(show, text_default=None, text_help=" (default: text; a table without it is listed)")
     show.set_defaults(func=_data_show)
     build = data.add_parser("build", help="build a derived dataset once and cache it")
     build.add_argument("name", choices=["wiki-ner-silver"], help="the dataset to build")
