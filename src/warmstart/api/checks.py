@@ -19,6 +19,7 @@ from typing import Any
 
 from warmstart.config import short
 from warmstart.data.lines import surrogate_in
+from warmstart.data.options import COLUMNS
 from warmstart.errors import WarmstartError
 from warmstart.numbers import SEED_MAX, number_range
 
@@ -283,7 +284,7 @@ KEYWORDS = {
     "steps": lambda fn, n, v: whole(fn, n, v, 0, example="steps=1000"),
     "report_to": names,
     "metric_for_best_model": word,
-    **dict.fromkeys(("text_column", "text_pair_column", "label_column", "target_column"), word),
+    **dict.fromkeys(COLUMNS, word),
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from warmstart import config as C
 from warmstart.api.configs import plain
+from warmstart.data.options import COLUMNS
 from warmstart.errors import WarmstartError
 
 MAIN_KEY = {"task": "name", "strategy": "strategy"}
@@ -29,7 +30,6 @@ MAIN_KEY = {"task": "name", "strategy": "strategy"}
 _TRAIN = ["lr", "batch_size", "device", "bf16", "fp16", "warmup_ratio", "weight_decay", "grad_accum",
           "eval_every", "early_stopping", "steps", "report_to", "metric_for_best_model", "greater_is_better",
           "gradient_checkpointing"]  # fmt: skip
-_COLUMNS = ["text_column", "text_pair_column", "label_column", "target_column"]  # the CLI's --text-column...
 
 # typed keyword -> the config key it sets, per command (the one place this mapping lives). A finetune runs
 # once per entry of ``seeds`` with that seed (train.seed is replaced), so its ``seed=5`` is ``seeds=[5]``.
@@ -42,7 +42,7 @@ KEYWORDS: dict[str, dict[str, str]] = {
         "seed": "seeds",
         "task": "task.name",
         "strategy": "strategy.strategy",
-        **{k: f"data.{k}" for k in _COLUMNS},
+        **{k: f"data.{k}" for k in COLUMNS},
     },
     "pretrain": {
         **{k: f"train.{k}" for k in _TRAIN},

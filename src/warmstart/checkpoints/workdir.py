@@ -5,13 +5,13 @@ tokenizer, shards, init) from the directory it started in: config.yaml keeps tha
 from __future__ import annotations
 
 import copy
-import glob
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from warmstart import config as C
+from warmstart.data.globbed import is_pattern, matches
 
 # the settings that name files or directories (a name from `warmstart data list` stays as it is)
 PATH_KEYS = ("init", "data.dataset", "data.train_file", "data.validation_file", "data.test_file",
@@ -53,6 +53,6 @@ def _found_in(value: Any, workdir: str) -> Any:
     if not isinstance(value, str) or not value or value.startswith("~") or os.path.isabs(value):
         return value
     there = os.path.join(workdir, value)
-    if glob.has_magic(value) and not os.path.lexists(value):  # a file pattern: where its files are
-        return there if not glob.glob(value) and glob.glob(there) else value
+    if is_pattern(value):  # a file pattern: where its files are
+        return there if not matches(value) and matches(value, workdir) else value
     return there if not os.path.lexists(value) and os.path.lexists(there) else value

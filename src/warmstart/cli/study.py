@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from warmstart.cli.common import config_rows, data_flag, split_file_flags, split_files
+from warmstart.data.options import COLUMNS as DATA_COLUMNS
 from warmstart.data.options import FinetuneDataConfig
 
-COLUMNS = ("text_column", "text_pair_column", "label_column")  # a file's columns, as finetune names them
+COLUMNS = tuple(c for c in DATA_COLUMNS if c != "target_column")  # a study classifies or tags: no target
 COLUMN_ROWS = config_rows(FinetuneDataConfig)
 
 

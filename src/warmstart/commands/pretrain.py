@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import glob
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from warmstart.checkpoints.load import backbone, read_config
 from warmstart.checkpoints.workdir import recorded
 from warmstart.data.catalog import open_dataset
 from warmstart.data.corpus import corpus_texts, ensure_shards, options
-from warmstart.data.globbed import is_pattern
+from warmstart.data.globbed import is_pattern, matches
 from warmstart.data.packing import FixedWindowBatches, WindowBatches
 from warmstart.data.shards import TokenShards, read_meta
 from warmstart.data.unique_tokens import (
@@ -284,9 +282,10 @@ def _identity(corpus: list[str]) -> list:
     out: list = []
     for name in corpus:
         path = Path(name)
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         if is_pattern(name):  # 'docs/*.txt': the files it matches
-            files = sorted(Path(p) for p in glob.glob(os.path.expanduser(name), recursive=True))
+            files = [Path(p) for p in matches(name)]
+        else:
+            files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         out.append([name, [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]])
     return out
 

@@ -20,10 +20,17 @@ def is_pattern(name: str) -> bool:
     return glob.has_magic(name) and not Path(name).exists()
 
 
+def matches(pattern: str, root: str = "") -> list[str]:
+    """The files ``pattern`` matches (``~`` expanded, ``**`` reaching into folders), sorted by name; a
+    relative pattern read from ``root`` when one is given."""
+    found = glob.glob(os.path.join(root, os.path.expanduser(pattern)), recursive=True)
+    return sorted(p for p in found if Path(p).is_file())
+
+
 def globbed(pattern: str, options: DataOptions, open_file: Callable[[str, DataOptions], Dataset]) -> Dataset:
     """The files matching ``pattern`` as one dataset, each read by ``open_file`` (the catalog's reader of a
     local file)."""
-    paths = sorted(p for p in glob.glob(os.path.expanduser(pattern), recursive=True) if Path(p).is_file())
+    paths = matches(pattern)
     if not paths:
         raise WarmstartError(
             f"no file matches {pattern}",

@@ -22,7 +22,6 @@ from warmstart.errors import WarmstartError
 from warmstart.paths import cache_dir
 
 PREFIX = "inline:"
-_LABEL = "\x00label\x00"  # where the label goes (a label may hold backslashes a pattern would read)
 
 
 def is_inline(name: str) -> bool:
@@ -73,8 +72,10 @@ def renamed(exc: WarmstartError, path: Path, label: str) -> WarmstartError:
         if text is None:
             return None
         for shown in (str(path.resolve()), str(path), path.name, path.stem):
-            text = re.sub(rf"\bline (\d+) of {re.escape(shown)}", r"row \1 of " + _LABEL, text)
-            text = text.replace(shown, label).replace(_LABEL, label)
+            text = re.sub(
+                rf"\bline (\d+) of {re.escape(shown)}", lambda m, at=shown: f"row {m[1]} of {at}", text
+            )
+            text = text.replace(shown, label)
         return text
 
     out = copy.copy(exc)

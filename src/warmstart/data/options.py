@@ -10,6 +10,8 @@ from warmstart.data.dataset import DataOptions, Dataset
 from warmstart.errors import WarmstartError
 
 SPLITS = ("train", "validation", "test")
+# the keys naming a file's columns (each a flag: --text-column ..., and a Python keyword: text_column=...)
+COLUMNS = ("text_column", "text_pair_column", "label_column", "target_column")
 
 
 @dataclass
