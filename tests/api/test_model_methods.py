@@ -66,6 +66,41 @@ def test_predict_top_k_ranks_labels_as_the_transformers_pipeline(classifier, tmp
         model.predict(REVIEWS, top_k=0)
 
 
+def test_a_model_called_answers_as_the_transformers_pipeline(classifier, generator, tmp_path):
+    """``model(inputs)`` in the pipeline's layout: each call form of text-classification (one text, a list,
+    top_k None / 1 / 2, which nest differently) and of text-generation, against the pipeline on the export."""
+    from transformers import pipeline
+
+    model = warmstart.load(classifier, device="cpu")
+    theirs = pipeline("text-classification", model=str(model.export_hf(tmp_path / "hf")))
+    for inputs in (REVIEWS[0], REVIEWS):
+        for kw in ({}, {"top_k": None}, {"top_k": 1}, {"top_k": 2}):
+            mine, reference = model(inputs, **kw), theirs(inputs, **kw)
+            assert _layout(mine) == _layout(reference), (inputs, kw)
+            assert np.allclose(_scores(mine), _scores(reference), atol=1e-5)
+    gen = warmstart.load(generator, device="cpu")
+    written = pipeline("text-generation", model=str(gen.export_hf(tmp_path / "gen")))
+    for prompt in ("The city of", ["The city of", "In 1990"]):
+        assert gen(prompt, max_new_tokens=6) == written(prompt, max_new_tokens=6, do_sample=False)
+    two = gen("The city of", max_new_tokens=4, num_return_sequences=2, do_sample=True, seed=1)
+    assert [set(x) for x in two] == [{"generated_text"}] * 2
+    with pytest.raises(WarmstartError, match="no max_new_tokens when called"):
+        model(REVIEWS, max_new_tokens=3)
+    with pytest.raises(WarmstartError, match=r"model.encode\(texts\)"):
+        warmstart.load(minilm_dir(), device="cpu")("a text")
+
+
+def _layout(answer):
+    """The nesting and labels of a pipeline answer, its scores left out."""
+    if isinstance(answer, list):
+        return [_layout(x) for x in answer]
+    return answer["label"]
+
+
+def _scores(answer) -> list[float]:
+    return [x["score"] for x in answer] if isinstance(answer[0], dict) else sum(map(_scores, answer), [])
+
+
 @pytest.fixture(scope="module")
 def sentence_transformer():
     from sentence_transformers import SentenceTransformer

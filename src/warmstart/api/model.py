@@ -22,6 +22,7 @@ import torch
 
 from warmstart.api import checks
 from warmstart.api.configs import PathLike
+from warmstart.api.pipeline_call import PIPELINE_DEFAULT, call
 from warmstart.api.python_errors import speaks_python
 from warmstart.config import from_dict
 from warmstart.errors import WarmstartError
@@ -186,6 +187,15 @@ class Model:
         out = self._predictor.predict(records)
         results: list[Any] = out if top_k == 1 else [self._ranked(p, top_k) for p in out]
         return results[0] if single else results
+
+    @speaks_python("Model.__call__")
+    def __call__(
+        self, inputs: Any, top_k: Any = PIPELINE_DEFAULT, batch_size: int = 64, **settings: Any
+    ) -> Any:
+        """The model called as a transformers pipeline, answering in its layout: a classifier as
+        ``pipeline("text-classification")``, a generator as ``pipeline("text-generation")`` (``settings``:
+        ``generate``'s keywords), other tasks as ``predict`` (api/pipeline_call.py)."""
+        return call(self, inputs, top_k, batch_size, settings)
 
     def _ranked(self, prediction: dict, top_k: int | None) -> list[dict]:
         scores = prediction.get("probabilities")
