@@ -63,6 +63,12 @@ def test_finetune_evaluate_predict(tiny_pretrained, rt_small, tmp_path, capsys):
     assert len(preds) == 2 and preds[1]["text"] == "dull and far too long"
     said = capsys.readouterr().err
     assert "predicting" in said and "example/s" in said and "2 predictions written" in said  # a rate shown
+    assert re.search(r"\d/2 \[", said)  # counted first: the bar has a total and a time left
+    table = tmp_path / "in.csv"
+    table.write_text('text,id\n"a gripping, beautifully acted film",1\n,2\ndull,3\nfine,4\n')
+    assert main(["predict", str(run), "--input", str(table), "--out", str(tmp_path / "t.jsonl")]) == 0
+    said = capsys.readouterr().err
+    assert re.search(r"\d/3 \[", said) and "3 predictions written" in said  # a row with no text: none
     for p in preds:
         assert p["label"] in ("fresh", "rotten") and sum(p["probabilities"].values()) == pytest.approx(
             1, abs=1e-4

@@ -50,6 +50,7 @@ def _evaluate(a):
 
 def _predict(a):
     import json
+    from collections.abc import Sized
 
     from warmstart.inference.predict import is_table, predict_lines, predict_table
 
@@ -65,13 +66,16 @@ def _predict(a):
             f"{files[0]} is a file, given as a text to predict",
             f"pass --input {files[0]} to predict its rows",
         )
+    total = None  # how many predictions, for the bar's time left (a file is counted only when written)
     if a.texts:
-        source, preds = None, predict_lines(a.run, a.texts, head=a.head)
+        source, preds, total = None, predict_lines(a.run, a.texts, head=a.head), len(a.texts)
     elif a.input not in (None, "-") and is_table(a.input):  # rows by column, not lines
         source, preds = None, predict_table(a.run, a.input, a.text_column, a.text_pair_column, head=a.head)
     else:
         source = sys.stdin if a.input in (None, "-") else open_input(a.input)
         preds = predict_lines(a.run, source, head=a.head)
+        if source is not sys.stdin and a.out not in (None, "-"):
+            total = sum(1 for line in open_input(a.input) if line.strip())
     lines = (json.dumps(pred, ensure_ascii=False) + "\n" for pred in preds)
     if a.out in (None, "-"):
         sys.stdout.writelines(lines)
@@ -83,7 +87,8 @@ def _predict(a):
         from tqdm.auto import tqdm
 
         nonlocal count
-        for line in tqdm(lines, desc="predicting", unit="example", leave=False):  # a rate on stderr
+        shown = len(preds) if isinstance(preds, Sized) else total
+        for line in tqdm(lines, total=shown, desc="predicting", unit="example", leave=False):
             fh.write(line)
             count += 1
 

@@ -109,20 +109,37 @@ def predict_table(
     text_pair_column: str | None = None,
     chunk: int = 512,
     head: str | None = None,
-) -> Iterator[dict]:
+) -> TablePredictions:
     """One prediction dict per row of a CSV, TSV or Parquet file with a non-empty text, in order; the
     columns read: those named, else the ones the run was finetuned with (its card), else "text"."""
-    saved = SavedModel(run, use="predicting with", head=head)
-    predictor = Predictor.of(saved)
-    if predictor.task.kind not in ("labeled", "seq2seq"):
-        raise WarmstartError(
-            f"{path} is a table, but this {predictor.task.name} model reads JSON objects",
-            'give a .jsonl file, one object a line, e.g. {"question": ..., "context": ...}',
-        )
-    asked = DataOptions(text_column=text_column, text_pair_column=text_pair_column)
-    columns = run_columns(asked, saved.card.columns, predictor.task)
-    rows = read_file(path, text_column=columns.text_column, text_pair_column=columns.text_pair_column)
-    yield from _chunks(predictor, (predictor.record(row, n) for n, row in enumerate(rows, 1)), chunk)
+    return TablePredictions(run, path, text_column, text_pair_column, chunk, head)
+
+
+class TablePredictions:
+    """``predict_table``'s predictions, iterated; ``len()`` counts them (the file read once more, nothing
+    kept), a progress bar's total, so it shows the time left."""
+
+    def __init__(self, run: str, path: str, text_column, text_pair_column, chunk: int, head: str | None):
+        saved = SavedModel(run, use="predicting with", head=head)
+        self.predictor, self.path, self.chunk = Predictor.of(saved), path, chunk
+        if self.predictor.task.kind not in ("labeled", "seq2seq"):
+            raise WarmstartError(
+                f"{path} is a table, but this {self.predictor.task.name} model reads JSON objects",
+                'give a .jsonl file, one object a line, e.g. {"question": ..., "context": ...}',
+            )
+        asked = DataOptions(text_column=text_column, text_pair_column=text_pair_column)
+        self.columns = run_columns(asked, saved.card.columns, self.predictor.task)
+
+    def rows(self) -> Iterator[dict]:
+        c = self.columns
+        return read_file(self.path, text_column=c.text_column, text_pair_column=c.text_pair_column)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.rows())
+
+    def __iter__(self) -> Iterator[dict]:
+        records = (self.predictor.record(row, n) for n, row in enumerate(self.rows(), 1))
+        yield from _chunks(self.predictor, records, self.chunk)
 
 
 def _chunks(predictor: Predictor, records: Iterable[dict], chunk: int) -> Iterator[dict]:
