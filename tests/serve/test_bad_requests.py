@@ -40,7 +40,9 @@ def test_a_wrong_item_of_a_list_is_named_by_its_index(api, choice_run):
 
 def test_unknown_fields_are_422(client):
     message = error(client.post("/api/predict", json={"text": "fine", "path": "/etc/passwd"}), 422)
-    assert message.startswith("unknown field 'path'")
+    assert message.startswith("unknown field 'path'; this model takes text, text_pair (optional)")
+    misnamed = error(client.post("/api/predict", json={"review": "fine"}), 422)  # a run's CSV column name
+    assert misnamed.startswith("unknown field 'review'; this model takes text")  # not "text: Field required"
 
 
 def test_bad_json_is_400(client):

@@ -83,7 +83,7 @@ def test_a_bad_input_is_named_by_its_index(client):
     )
     assert error(batch(client, {"text": "ok"}, {"text": "ok"}, {}), 422) == "inputs[2].text: Field required"
     unknown = error(batch(client, {"text": "ok", "path": "/etc/passwd"}), 422)
-    assert unknown.startswith("unknown field 'inputs[0].path'")
+    assert unknown.startswith("unknown field 'inputs[0].path'; each input takes text, text_pair (optional)")
     assert error(batch(client, {"text": "ok"}, 7), 422) == "inputs[1] must be a JSON object"
     refused = error(batch(client, {"text": "fine"}, {"text": "fine"}, {"text": "   "}), 400)
     assert refused.startswith("inputs[2]: the input has no text")
@@ -102,9 +102,11 @@ def test_the_shape_of_a_batch(client):
         "inputs: List should have"
     )
     assert error(client.post("/api/predict/batch", json={"inputs": 7}), 422).startswith("inputs: ")
-    assert error(client.post("/api/predict/batch", json={"texts": ["a"]}), 422) == "inputs: Field required"
+    assert error(client.post("/api/predict/batch", json={"texts": ["a"]}), 422).startswith(
+        "unknown field 'texts'; a batch takes inputs"
+    )
     extra = client.post("/api/predict/batch", json={"inputs": [{"text": "a"}], "texts": ["a"]})
-    assert error(extra, 422).startswith("unknown field 'texts'")
+    assert error(extra, 422).startswith("unknown field 'texts'; a batch takes inputs")
     assert "must be a JSON object" in error(client.post("/api/predict/batch", json=[{"text": "a"}]), 422)
     bad_json = client.post("/api/predict/batch", content=b'{"inputs": [{"text": "a"}', headers=JSON)
     assert "not valid JSON" in error(bad_json, 400)

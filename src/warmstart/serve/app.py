@@ -58,19 +58,32 @@ def _where(loc) -> str:
 
 
 async def _invalid(request, exc: RequestValidationError) -> JSONResponse:
-    err = exc.errors()[0]
+    errs = exc.errors()  # an unknown field first: {"review": ...} is a misnamed text, not a missing one
+    err = next((e for e in errs if e["type"] == "extra_forbidden"), errs[0])
     where = _where(tuple(err["loc"]))
     if err["type"] == "json_invalid":
         return _error(400, "the body is not valid JSON; send a JSON object")
     if err["type"] == "string_unicode":  # pydantic's word for a lone surrogate in a field's name
         return _error(422, _surrogate(f"a field name of {where}" if where else "a field name"))
     if err["type"] == "extra_forbidden":
-        return _error(422, f"unknown field '{where}'; see /openapi.json for the fields this model takes")
+        return _error(422, f"unknown field '{where}'; {_taken(request, err['loc'])}; see /openapi.json")
     if not where:
         return _error(422, f"the body must be a JSON object ({err['msg']})")
     if err["type"] in ("model_attributes_type", "model_type"):  # an input of a batch that is no object
         return _error(422, f"{where} must be a JSON object")
     return _error(422, f"{where}: {err['msg']}")
+
+
+def _taken(request, loc) -> str:
+    """The fields the object holding an unknown field takes: an input's, or a batch's ``inputs``."""
+    body = getattr(request.app.state, "body", None)
+    if body is None:
+        return "this model takes other fields"
+    in_batch = request.url.path.endswith("/batch")
+    if in_batch and len([p for p in loc if p != "body"]) == 1:
+        return "a batch takes inputs"
+    names = [n if f.is_required() else f"{n} (optional)" for n, f in body.model_fields.items()]
+    return f"{'each input' if in_batch else 'this model'} takes {', '.join(names)}"
 
 
 def _surrogate(where: str) -> str:
@@ -170,6 +183,7 @@ def create_app(model, limits: Limits | None = None, name: str = "model", log: Te
                   exception_handlers=_handlers(),
                   description=f"A {model.task.replace('_', ' ')} model served by warmstart.")  # fmt: skip
     metrics = Metrics(name, model.task)
+    app.state.body = BODIES[model.task]  # what an unknown field's error lists
     app.add_middleware(BodyLimit, max_body=limits.max_body, timeout=limits.body_timeout)
     observers = [metrics.observe] + ([access_log(log)] if log is not None else [])
     app.add_middleware(Measured, observers=observers)  # outermost: BodyLimit's answers are measured too
