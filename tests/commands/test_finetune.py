@@ -182,3 +182,15 @@ def test_bad_input_is_one_line_and_exit_2(tiny_pretrained, rt_small, tmp_path, c
     capsys.readouterr()
     assert main(["evaluate", str(run), "--data", str(new_label), "--split", "all"]) == 2
     assert "labels the model was not trained on: mixed" in capsys.readouterr().err
+
+
+def test_evaluations_show_a_bar_with_a_total(tiny_pretrained, rt_small, tmp_path, capsys):
+    """Validation and test passes were silent (a minute each on 18,000 rows): each shows its batches out of
+    a total, so a time left, beside the steps' bar; train.progress=false hides them with it."""
+    shown = args(tiny_pretrained, rt_small, tmp_path / "shown", "train.steps=2", "train.progress=true")
+    assert main(shown) == 0
+    err = capsys.readouterr().err
+    for label in ("validating", "testing", "per class"):  # a percentage: the bar knows its total
+        assert re.search(rf"{label}: +\d+%\|.*\| \d+/\d+ \[", err), (label, err[-2000:])
+    assert main(args(tiny_pretrained, rt_small, tmp_path / "quiet", "train.steps=2")) == 0
+    assert "validating" not in capsys.readouterr().err

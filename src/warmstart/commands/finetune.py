@@ -54,7 +54,7 @@ from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
-from warmstart.train.loop import TrainConfig, evaluate, pick_device
+from warmstart.train.loop import Shown, TrainConfig, evaluate, pick_device
 from warmstart.train.precision import autocast_dtype
 from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
 from warmstart.train.rundir import hold, open_run_dir, save_config, unwind
@@ -324,9 +324,11 @@ def _tested(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, result: dict, re
     device = pick_device(cfg.train.device)
     test_batches = EvalBatches(prep.features["test"], cfg.eval_batch_size)
     dtype = autocast_dtype(cfg.train)  # bf16, fp16 or None: as validation picked the model
-    test = evaluate(best, test_batches, device, dtype)
+    shown = "testing" if cfg.train.progress else None
+    test = evaluate(best, test_batches, device, dtype, shown)
     wanted = cfg.breakdown and ddp.is_main()
-    parts = breakdown(best, test_batches, device, prep.counts, dtype) if wanted else None
+    per_class = Shown(test_batches, "per class") if shown else test_batches
+    parts = breakdown(best, per_class, device, prep.counts, dtype) if wanted else None
     metrics = {
         "test": test,
         "best_step": result["best_step"],

@@ -61,6 +61,7 @@ class FixedWindowBatches:
     def __init__(self, windows: PackedWindows, batch_size: int, max_batches: int, seed: int, collate):
         self.windows, self.batch_size, self.seed, self.collate = windows, batch_size, seed, collate
         self.num_batches = max(1, min(max_batches, -(-len(windows) // batch_size)))
+        self.total = self.num_batches if len(windows) else 0  # a progress bar's total
 
     def __iter__(self):
         for j in range(self.num_batches):

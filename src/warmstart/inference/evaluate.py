@@ -13,19 +13,7 @@ from warmstart.inference.records import run_columns
 from warmstart.tasks.base import EvalBatches
 from warmstart.tasks.breakdown import breakdown
 from warmstart.tokenization.open_words import reading
-from warmstart.train.loop import evaluate, pick_device
-
-
-class Shown:
-    """Evaluation batches behind a progress bar (rows a second, the time left) on stderr."""
-
-    def __init__(self, batches: EvalBatches, rows: int, desc: str):
-        self.batches, self.total, self.desc = batches, -(-rows // batches.batch_size), desc
-
-    def __iter__(self):
-        from tqdm.auto import tqdm
-
-        yield from tqdm(self.batches, total=self.total, desc=self.desc, unit="batch", leave=False)
+from warmstart.train.loop import Shown, evaluate, pick_device
 
 
 def evaluate_run(
@@ -72,9 +60,9 @@ def evaluate_run(
     records = task.prepare(records, data.kind, f"{name} ({split})")
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     device = pick_device("auto")
-    metrics = evaluate(unit, Shown(EvalBatches(features, 64), len(features), "evaluating"), device)
+    metrics = evaluate(unit, EvalBatches(features, 64), device, shown="evaluating")
     result = {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
-    per_class = Shown(EvalBatches(features, 64), len(features), "per class")
+    per_class = Shown(EvalBatches(features, 64), "per class")
     parts = breakdown(unit, per_class, device)  # per class (None: not a single-label unit)
     if parts is not None:
         result["breakdown"] = parts

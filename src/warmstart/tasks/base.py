@@ -276,6 +276,14 @@ class EvalBatches:
     def __iter__(self) -> Iterator[dict]:
         return self.features.metric_batches(self.batch_size)
 
+    @property
+    def total(self) -> int | None:
+        """How many batches an evaluation runs (a progress bar's total), None where features batch their
+        own way (QA windows: an example's windows share a batch; a multitask's parts)."""
+        plain = type(self.features).metric_batches is Features.metric_batches
+        plain = plain and type(self.features).prediction_batches is Features.prediction_batches
+        return -(-len(self.features) // self.batch_size) if plain else None
+
 
 class TrainBatches:
     """Micro-batch ``i`` as a pure function of ``i``: seeded, length-grouped epochs (exact resume)."""

@@ -104,6 +104,7 @@ class _Fit:
         self.bar = (
             progress(self.cfg.steps, self.state["step"], desc, self.cfg.progress) if main else ddp.Quiet()
         )
+        self.eval_bar = "validating" if self.cfg.progress else None  # a bar over each evaluation's batches
         self.new_window()
         self.budget.start(self.state["step"])  # train.time_budget: the pace counts from here
         self.window_parts: dict[str, list[float]] = {}  # PART/KEY training stats since the last log
@@ -211,7 +212,7 @@ class _Fit:
     def validate(self, step: int) -> None:
         """Evaluate, keep the best model, and decide on early stopping."""
         cfg, state = self.cfg, self.state
-        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype, self.eval_bar)
         if cfg.metric_for_best_model:
             check_reported(self.metric, self.last_eval)
         self.logger.log(step, "validation", self.last_eval)
@@ -230,7 +231,7 @@ class _Fit:
         """A run stopped before any evaluation picked a best model (a callback's StopTraining at step 1) is
         evaluated at its last step, and that model kept as RUN/best: a finetune has a model to score. The
         stop was already asked for, so a callback's StopTraining here changes nothing."""
-        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        self.last_eval = evaluate(self.unit, self.eval_batches, self.device, self.dtype, self.eval_bar)
         self.logger.log(step, "validation", self.last_eval)
         value = self.last_eval.get(self.metric)
         self.state["best_step"], self.state["best_value"] = step, value
@@ -241,7 +242,7 @@ class _Fit:
     def evaluate_at_start(self) -> str | None:
         """The evaluation before the first step (the curve's starting point), logged and passed to
         ``on_evaluate`` as step 0; the reason when a callback asks to stop."""
-        start_metrics = evaluate(self.unit, self.eval_batches, self.device, self.dtype)
+        start_metrics = evaluate(self.unit, self.eval_batches, self.device, self.dtype, self.eval_bar)
         if self.cfg.metric_for_best_model:  # a metric the validation does not report: before any step
             check_reported(self.metric, start_metrics)
         self.logger.log(0, "validation", start_metrics)

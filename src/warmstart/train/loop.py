@@ -157,18 +157,41 @@ def to_device(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
+class Shown:
+    """Batches behind a progress bar (batches a second, the time left where ``batches.total`` is known)."""
+
+    def __init__(self, batches, desc: str):
+        self.batches, self.desc = batches, desc
+
+    def __iter__(self):
+        return iter(bar(self.batches, getattr(self.batches, "total", None), self.desc))
+
+
+def bar(items, total: int | None, desc: str):
+    from tqdm.auto import tqdm
+
+    return tqdm(items, total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+
+
 @torch.no_grad()
-def evaluate(unit, batches, device: torch.device, dtype: torch.dtype | bool | None = None) -> dict:
+def evaluate(
+    unit, batches, device: torch.device, dtype: torch.dtype | bool | None = None, shown: str | None = None
+) -> dict:
     """Mean of every stat over the evaluation batches (sums / counts; the total for a name ending in
     ``_sum``), plus the unit's derived metrics.
 
     The unit is moved to ``device`` first: a model loaded from a checkpoint lives on the CPU. ``dtype``:
-    the autocast dtype the run trained with (``autocast_dtype(cfg.train)``; True means bfloat16)."""
+    the autocast dtype the run trained with (``autocast_dtype(cfg.train)``; True means bfloat16); ``shown``:
+    a progress bar's label (the first process shows it; its total is ``batches.total`` where known)."""
     unit.to(device)
     was_training = unit.training
     unit.eval()
     totals: dict[str, list[float]] = {}
-    for batch, counted in ddp.shares(batches, unit):  # torchrun: each process its share
+    pairs = ddp.shares(batches, unit)  # torchrun: each process its share
+    if shown is not None and ddp.is_main():
+        total = getattr(batches, "total", None)
+        pairs = bar(pairs, total if total is None or not ddp.active() else -(-total // ddp.world()), shown)
+    for batch, counted in pairs:
         with autocast(device, dtype):
             _, stats = unit(to_device(batch, device))
         for k, (s, n) in stats.items() if counted else ():
