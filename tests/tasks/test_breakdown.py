@@ -7,7 +7,11 @@ import pytest
 import torch
 
 from warmstart.cli.main import main
-from warmstart.tasks.breakdown import breakdown, one_class_warning
+from warmstart.models.bert import BertConfig, BertModel
+from warmstart.tasks.base import EvalBatches
+from warmstart.tasks.breakdown import breakdown, counting, one_class_warning
+from warmstart.tasks.classification import ClassificationFeatures, SequenceClassifier
+from warmstart.train.loop import evaluate
 
 pytestmark = pytest.mark.integration
 
@@ -57,3 +61,30 @@ def test_a_finetune_run_writes_its_breakdown_and_report(tiny_pretrained, rt_smal
     md = (out / "report.md").read_text()
     assert "Where the model is right and wrong" in md and "Majority-class baseline" in md
     assert "confusion matrix" in md and (out / "report_training.png").is_file()
+
+
+def test_counting_while_evaluating_equals_a_pass_of_its_own():
+    """The per-class breakdown counted during the evaluation's forward passes (one pass, as finetuning's test
+    scoring and `warmstart evaluate` now do) equals the separate pass's, and the metrics are unchanged."""
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=32)  # fmt: skip
+    unit = SequenceClassifier(BertModel(config), ["a", "b", "c"])
+    g = torch.Generator().manual_seed(1)
+    ids = [
+        torch.randint(5, 100, (int(n),), generator=g).tolist()
+        for n in torch.randint(3, 30, (150,), generator=g)
+    ]
+    features = ClassificationFeatures(
+        ids, [[0] * len(x) for x in ids], torch.randint(0, 3, (150,), generator=g), 0
+    )
+    batches, cpu = EvalBatches(features, 16), torch.device("cpu")
+    alone = breakdown(unit, batches, cpu, {"a": 1})
+    plain = evaluate(unit, batches, cpu)
+    with counting(unit) as confusion:
+        metrics = evaluate(unit, batches, cpu)
+    assert confusion.summary({"a": 1}) == alone and alone["count"] == 150
+    assert metrics == pytest.approx(plain) and "logits" not in vars(unit)  # the wrapper is gone after
+    assert float(torch.tensor(alone["confusion"]).diag().sum() / 150) == pytest.approx(metrics["accuracy"])
+    with counting(Fixed()) as none:  # no logits to count: nothing wrapped
+        assert none is None

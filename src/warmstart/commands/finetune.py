@@ -44,7 +44,7 @@ from warmstart.paths import refuse_overlap
 from warmstart.registry import OBJECTIVES, TASKS, family_of, lookup
 from warmstart.study.seeds import majority_share, summarize_seeds
 from warmstart.tasks.base import EvalBatches, Task, TaskConfig, fitting_task, task_splits
-from warmstart.tasks.breakdown import breakdown
+from warmstart.tasks.breakdown import breakdown, counting
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
@@ -325,10 +325,13 @@ def _tested(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, result: dict, re
     test_batches = EvalBatches(prep.features["test"], cfg.eval_batch_size)
     dtype = autocast_dtype(cfg.train)  # bf16, fp16 or None: as validation picked the model
     shown = "testing" if cfg.train.progress else None
-    test = evaluate(best, test_batches, device, dtype, shown)
-    wanted = cfg.breakdown and ddp.is_main()
-    per_class = Shown(test_batches, "per class") if shown else test_batches
-    parts = breakdown(best, per_class, device, prep.counts, dtype) if wanted else None
+    one_pass = cfg.breakdown and not ddp.active()  # per class while scoring (torchrun: each process a share)
+    with counting(best) if one_pass else contextlib.nullcontext() as confusion:
+        test = evaluate(best, test_batches, device, dtype, shown)
+    parts = confusion.summary(prep.counts) if confusion is not None else None
+    if cfg.breakdown and ddp.active() and ddp.is_main():
+        parts = breakdown(best, Shown(test_batches, "per class") if shown else test_batches, device,
+                          prep.counts, dtype)  # fmt: skip
     metrics = {
         "test": test,
         "best_step": result["best_step"],

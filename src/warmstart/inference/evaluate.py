@@ -11,9 +11,9 @@ from warmstart.errors import WarmstartError
 from warmstart.inference.load import SavedModel
 from warmstart.inference.records import run_columns
 from warmstart.tasks.base import EvalBatches
-from warmstart.tasks.breakdown import breakdown
+from warmstart.tasks.breakdown import counting
 from warmstart.tokenization.open_words import reading
-from warmstart.train.loop import Shown, evaluate, pick_device
+from warmstart.train.loop import evaluate, pick_device
 
 
 def evaluate_run(
@@ -60,10 +60,9 @@ def evaluate_run(
     records = task.prepare(records, data.kind, f"{name} ({split})")
     features = task.encode(records, reading(unit, tokenizer, records), labels, f"{name} ({split})")
     device = pick_device("auto")
-    metrics = evaluate(unit, EvalBatches(features, 64), device, shown="evaluating")
+    with counting(unit) as confusion:  # per class in the same pass (None: not a single-label unit)
+        metrics = evaluate(unit, EvalBatches(features, 64), device, shown="evaluating")
     result = {"metrics": metrics, "examples": len(records), "dataset": name, "split": split}
-    per_class = Shown(EvalBatches(features, 64), "per class")
-    parts = breakdown(unit, per_class, device)  # per class (None: not a single-label unit)
-    if parts is not None:
-        result["breakdown"] = parts
+    if confusion is not None:
+        result["breakdown"] = confusion.summary()
     return result

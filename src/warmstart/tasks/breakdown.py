@@ -8,6 +8,8 @@ example for single-label classification, per word for tagging; ignored positions
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -22,44 +24,87 @@ def breakdown(
     train_counts: dict[str, int] | None = None,
     dtype: torch.dtype | bool | None = None,
 ) -> dict | None:
-    """The test split's breakdown (None for units without ``gold_and_predicted``); ``dtype``: the autocast
-    dtype the run trained with (True: bfloat16)."""
-    if not hasattr(unit, "gold_and_predicted") or getattr(unit, "problem", "single_label") != "single_label":
+    """The test split's breakdown (None for units without ``gold_and_predicted``), in a pass of its own;
+    ``dtype``: the autocast dtype the run trained with (True: bfloat16). ``counting`` gives the same
+    during an evaluation's pass."""
+    if not breakable(unit):
         return None
-    labels = list(unit.labels)
-    n = len(labels)
-    matrix = torch.zeros(n, n, dtype=torch.long)
+    confusion = Confusion(unit.labels)
     unit.to(device).eval()
     for batch in batches:
         batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
         with autocast(device, dtype):
-            gold, pred = unit.gold_and_predicted(batch)
-        matrix += torch.bincount(gold.cpu() * n + pred.cpu(), minlength=n * n).view(n, n)
-    total = int(matrix.sum())
-    per_class = {}
-    for i, name in enumerate(labels):
-        hit, predicted, support = int(matrix[i, i]), int(matrix[:, i].sum()), int(matrix[i].sum())
-        p = hit / predicted if predicted else 0.0
-        r = hit / support if support else 0.0
-        per_class[name] = {
-            "precision": p,
-            "recall": r,
-            "f1": 2 * p * r / (p + r) if p + r else 0.0,
-            "support": support,
-            "predicted": predicted,
+            confusion.add(*unit.gold_and_predicted(batch))
+    return confusion.summary(train_counts)
+
+
+def breakable(unit) -> bool:
+    """Whether ``unit`` is a single-label classifier or a tagger (one gold and one predicted id each)."""
+    return hasattr(unit, "gold_and_predicted") and getattr(unit, "problem", "single_label") == "single_label"
+
+
+@contextmanager
+def counting(unit) -> Iterator[Confusion | None]:
+    """While the block runs (an evaluation of ``unit``), each batch's logits are also counted into a
+    Confusion, yielded (None for a unit without a breakdown): the per-class breakdown without a second
+    forward pass. The unit's ``logits`` is wrapped for the block only."""
+    if not breakable(unit) or not hasattr(unit, "logits"):
+        yield None
+        return
+    confusion, original = Confusion(unit.labels), unit.logits
+
+    def logits(batch: dict) -> torch.Tensor:
+        out = original(batch)
+        confusion.add(*unit.gold_and_predicted(batch, out))
+        return out
+
+    unit.logits = logits
+    try:
+        yield confusion
+    finally:
+        del unit.logits
+
+
+class Confusion:
+    """The confusion matrix of gold (rows) against predicted (columns) class ids, and what it tells."""
+
+    def __init__(self, labels):
+        self.labels = list(labels)
+        self.matrix = torch.zeros(len(self.labels), len(self.labels), dtype=torch.long)
+
+    def add(self, gold: torch.Tensor, pred: torch.Tensor) -> None:
+        n = len(self.labels)
+        self.matrix += torch.bincount(gold.cpu() * n + pred.cpu(), minlength=n * n).view(n, n)
+
+    def summary(self, train_counts: dict[str, int] | None = None) -> dict:
+        """Per class precision, recall, F1, support and how often predicted; the matrix; the majority-class
+        baseline (the most frequent training label, else the split's)."""
+        labels, matrix = self.labels, self.matrix
+        total = int(matrix.sum())
+        per_class = {}
+        for i, name in enumerate(labels):
+            hit, predicted, support = int(matrix[i, i]), int(matrix[:, i].sum()), int(matrix[i].sum())
+            p = hit / predicted if predicted else 0.0
+            r = hit / support if support else 0.0
+            per_class[name] = {
+                "precision": p,
+                "recall": r,
+                "f1": 2 * p * r / (p + r) if p + r else 0.0,
+                "support": support,
+                "predicted": predicted,
+            }
+        majority = _majority(labels, matrix, train_counts)
+        return {
+            "labels": labels,
+            "per_class": per_class,
+            "confusion": matrix.tolist(),
+            "predicted_classes": int((matrix.sum(0) > 0).sum()),
+            "majority": {
+                "label": majority,
+                "accuracy": int(matrix[labels.index(majority)].sum()) / max(total, 1),
+            },
+            "count": total,
         }
-    majority = _majority(labels, matrix, train_counts)
-    return {
-        "labels": labels,
-        "per_class": per_class,
-        "confusion": matrix.tolist(),
-        "predicted_classes": int((matrix.sum(0) > 0).sum()),
-        "majority": {
-            "label": majority,
-            "accuracy": int(matrix[labels.index(majority)].sum()) / max(total, 1),
-        },
-        "count": total,
-    }
 
 
 def _majority(labels: list[str], matrix: torch.Tensor, train_counts: dict[str, int] | None) -> str:

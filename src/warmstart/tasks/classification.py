@@ -159,9 +159,10 @@ class SequenceClassifier(nn.Module):
             out["macro_f1"] = sum(scores) / len(scores) if scores else 0.0
         return out
 
-    def gold_and_predicted(self, batch: dict):
-        """(gold, predicted) label ids of a single-label batch (for ``tasks.breakdown``); None otherwise."""
-        return batch["labels"], self.logits(batch).argmax(-1)
+    def gold_and_predicted(self, batch: dict, logits: torch.Tensor | None = None):
+        """(gold, predicted) label ids of a single-label batch (for ``tasks.breakdown``); ``logits``: the
+        batch's, already computed."""
+        return batch["labels"], (self.logits(batch) if logits is None else logits).argmax(-1)
 
     @torch.no_grad()
     def predict(self, batch: dict) -> list[dict]:

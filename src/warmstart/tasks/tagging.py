@@ -291,10 +291,11 @@ class TokenClassifier(nn.Module):
     def _tags(self, ids: torch.Tensor, counts: list[int]) -> list[list[str]]:
         return [[self.labels[j] for j in row[:k]] for row, k in zip(ids.tolist(), counts)]
 
-    def gold_and_predicted(self, batch: dict):
-        """(gold, predicted) tag ids of every word of a batch (for ``tasks.breakdown``)."""
+    def gold_and_predicted(self, batch: dict, logits: torch.Tensor | None = None):
+        """(gold, predicted) tag ids of every word of a batch (for ``tasks.breakdown``); ``logits``: the
+        batch's, already computed."""
         gold = batch["word_labels"]
-        pred = self.word_predictions(self.logits(batch), batch)
+        pred = self.word_predictions(self.logits(batch) if logits is None else logits, batch)
         words = gold != IGNORE
         return gold[words], pred[words]
 
