@@ -36,3 +36,24 @@ def test_two_workers_draw_different_configurations(tiny_pretrained, rt_small, tm
     best = max(result["trials"], key=lambda t: t["value"])
     assert result["best"]["number"] == best["number"]
     assert (out / "best").is_symlink() and (out / "best" / "test_metrics.json").is_file()
+
+
+def test_the_seeded_reruns_run_side_by_side(tiny_pretrained, rt_small, tmp_path, capsys):
+    """With --workers 2 the best configuration's and the default recipe's seeded re-runs run at once, each in
+    a worker: they ran one after the other (6 finetunes in a row by default)."""
+    space = tmp_path / "space.yaml"
+    space.write_text("train.lr: {type: float, low: 3.0e-5, high: 1.0e-3, log: true}\n")
+    out = tmp_path / "s"
+    argv = ["search", "--init", tiny_pretrained, "--dataset", rt_small, "--out", out, "--space", space,
+            "--trials", "2", "--workers", "2", "--final-seeds", "1", "--no-report", "--pruner", "none",
+            "epochs=1", *FAST]  # fmt: skip
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    spans = {}
+    for name in ("default", "final"):
+        times = [json.loads(line)["time"] for line in (out / name / "metrics.jsonl").read_text().splitlines()]
+        spans[name] = (min(times), max(times))
+    assert spans["default"][0] < spans["final"][1] and spans["final"][0] < spans["default"][1], spans
+    result = json.loads((out / "search.json").read_text())
+    assert set(result["default"]["seeds"]) == set(result["final"]["seeds"]) == {"1"}
+    assert (out / "best").resolve() == (out / "final").resolve()

@@ -168,6 +168,11 @@ def _work_in_process(spec_dict: dict, out: str, direction: str) -> int:
     return work(SearchSpec(**spec_dict), Path(out), direction)
 
 
+def _seeded_in_process(spec_dict: dict, out: str, name: str, params: dict | None, trial: int | None) -> dict:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return _seeded(SearchSpec(**spec_dict), Path(out), name, params, trial)
+
+
 def _seeded(spec: SearchSpec, out: Path, name: str, params: dict | None, trial: int | None = None) -> dict:
     """The default recipe (``params`` None) or the best configuration (trial ``trial``), once per final
     seed, into DIR/``name`` with the test split scored. Finished runs of the same settings are read
@@ -278,9 +283,12 @@ def finish(spec: SearchSpec, out: Path, direction: str, report: bool = True) -> 
         "trials": [_row(t) for t in study.get_trials(deepcopy=False) if t.state.is_finished()],
     }
     if spec.default:
-        result["default"] = _seeded(spec, out, "default", None) if spec.final_seeds else None
+        result["default"] = None
+    reruns = [("final", best.params, best.number)] if spec.final_seeds else []
+    reruns += [("default", None, None)] if spec.default and spec.final_seeds else []
+    jobs = [(name, (spec.to_dict(), str(out), name, params, trial)) for name, params, trial in reruns]
+    run_cells(jobs, min(spec.workers, len(jobs)), _seeded_in_process, result.__setitem__)  # side by side
     if spec.final_seeds:
-        result["final"] = _seeded(spec, out, "final", best.params, best.number)
         _link_best(out, result["final"]["best_seed_dir"])
     else:
         _link_best(out, best.user_attrs["run_dir"])
