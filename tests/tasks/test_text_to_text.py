@@ -121,6 +121,8 @@ def test_finetune_evaluate_predict(arch, unigram_shards, bpe_shards, pairs_csv, 
     test = json.loads((run / "test_metrics.json").read_text())
     assert {"rouge1", "rouge2", "rougeL", "bleu", "loss", "perplexity"} <= set(test["test"])
     assert test["metric"] == "rougeL"
+    # rows without choices: the teacher-forced accuracy is per token, named so (it read as the rows')
+    assert "token_accuracy" in test["test"] and "accuracy" not in test["test"]
     config = json.loads((run / "best" / "config.json").read_text())
     assert config["warmstart"]["task"]["prefix"] == "headline: "
     src = tmp_path / "in.txt"

@@ -13,8 +13,9 @@ context`` -> the answer, ``context \n (A) ... (B) ...`` (with a passage: ``quest
 passage``) -> the right choice's text, a text -> its label word (yes/no for boolean labels). Their outputs
 are also scored by exact match (and F1 for answers, SQuAD's). A row with choices is answered by the choice
 whose text the model finds likeliest as its output (``task.choice_scoring``, ``choice_scoring.py``), not by
-generating; its ``accuracy`` is the fraction of rows whose pick is right (the token accuracy of those batches
-is ``token_accuracy``), and the best model is the one with the highest validation accuracy.
+generating; its ``accuracy`` is the fraction of rows whose pick is right, and the best model is the one with
+the highest validation accuracy. The teacher-forced accuracy of the output's tokens is ``token_accuracy``
+(it was ``accuracy`` in batches without choices, where it read as the rows' accuracy).
 """
 
 from __future__ import annotations
@@ -211,10 +212,9 @@ class TextToTextUnit(nn.Module):
         if not self.training:
             generated, picks = self.outputs(batch)
             stats.update(text_stats(generated, batch["references"]))
-            right = self.choice_accuracy(batch, generated, picks)
-            if right and "accuracy" in stats:  # the rows' choice accuracy takes the token accuracy's name
+            if "accuracy" in stats:  # teacher-forced: per token, never beside the rows' choice accuracy
                 stats["token_accuracy"] = stats.pop("accuracy")
-            stats.update(right)
+            stats.update(self.choice_accuracy(batch, generated, picks))
             for scoring in dict.fromkeys(batch.get("scoring", ())):  # exact match / F1 of labels and answers
                 rows = [k for k, s in enumerate(batch["scoring"]) if s == scoring]
                 scores = output_scores(
@@ -227,7 +227,7 @@ class TextToTextUnit(nn.Module):
 
     def choice_accuracy(self, batch: dict, outputs: list[str], picks: dict) -> dict:
         """``accuracy`` of the batch's rows with choices and a right one: the pick is it (a generated output:
-        it matches it); the token accuracy moves to ``token_accuracy``. {} for a batch without such rows."""
+        it matches it). {} for a batch without such rows."""
         rows = {k: gold for k, (_, gold, _) in with_choices(batch).items() if gold >= 0}
         if not rows:
             return {}
