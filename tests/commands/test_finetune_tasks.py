@@ -7,6 +7,8 @@ import yaml
 
 from tests.helpers.data import choice_records
 from warmstart.cli.main import main
+from warmstart.errors import WarmstartError
+from warmstart.tasks.base import TaskConfig
 
 FAST = ["train.progress=false", "train.batch_size=16", "evals_per_epoch=1", "--lr", "1e-3"]
 
@@ -99,6 +101,36 @@ def test_a_run_that_names_no_task_takes_the_one_its_dataset_fits(tiny_pretrained
     assert "brown-pos is a tagging dataset: task.name=tagging" in capsys.readouterr().err
     assert yaml.safe_load((run / "config.yaml").read_text())["task"]["name"] == "tagging"
     assert "accuracy" in json.loads((run / "test_metrics.json").read_text())["test"]
+
+
+def test_unseen_tags_kept_are_classes_scored_as_errors(tiny_pretrained, tmp_path, capsys):
+    """task.unseen_tags=keep: a tag of the test split only is a class of the head (as run_ner's on a
+    ClassLabel), its words in the breakdown with their support, wrong unless predicted; it was refused or
+    mapped to a training tag (which can turn an error into a hit)."""
+
+    def write(name, rows):
+        path = tmp_path / f"{name}.conll"
+        path.write_text("\n\n".join("\n".join(f"{w} {t}" for w, t in row) for row in rows) + "\n")
+        return path
+
+    words = [[("Ada", "B-PER"), ("met", "O"), ("Alan", "B-PER"), ("Turing", "I-PER")]] * 12
+    test = [[("Ada", "B-PER"), ("visited", "O"), ("Paris", "B-LOC")]] * 4
+    files = ["--train-file", write("train", words), "--validation-file", write("validation", words[:4]),
+             "--test-file", write("test", test)]  # fmt: skip
+    argv = ["finetune", "--init", str(tiny_pretrained), "--task", "tagging", *map(str, files), *FAST]
+    assert main([*argv, "--out", str(tmp_path / "refused"), "train.steps=2"]) == 2
+    assert "task.unseen_tags=keep" in capsys.readouterr().err  # the refusal names the new mode
+    run = tmp_path / "kept"
+    assert main([*argv, "--out", str(run), "train.steps=2", "task.unseen_tags=keep"]) == 0
+    assert "4 words of the validation and test splits have 1 tags the training split lacks" in (
+        capsys.readouterr().err
+    )
+    config = json.loads((run / "best" / "config.json").read_text())
+    assert sorted(config["id2label"].values()) == ["B-LOC", "B-PER", "I-LOC", "I-PER", "O"]
+    parts = json.loads((run / "test_metrics.json").read_text())["breakdown"]
+    assert parts["per_class"]["B-LOC"]["support"] == 4 and parts["count"] == 12
+    with pytest.raises(WarmstartError, match="refuse, fallback or keep"):
+        TaskConfig(unseen_tags="drop")
 
 
 def test_frozen_strategy_trains_only_the_head(tiny_pretrained, rt_small, tmp_path, capsys):

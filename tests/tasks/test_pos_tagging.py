@@ -79,7 +79,7 @@ def test_unseen_tags_are_refused_with_the_count_or_mapped_to_the_fallback(brown,
     assert [labels[i] for i in feats.word_tags[0]] == ["ADJ", "ADJ", "ADJ"]
     with pytest.raises(WarmstartError, match="fallback_tag 'Q' is not a training tag"):
         task(unseen_tags="fallback", fallback_tag="Q").encode(held, tok, labels, "brown (test)")
-    with pytest.raises(WarmstartError, match="unseen_tags must be refuse or fallback"):
+    with pytest.raises(WarmstartError, match="unseen_tags must be refuse, fallback or keep"):
         TaskConfig(unseen_tags="map")
 
 

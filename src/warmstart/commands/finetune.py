@@ -223,7 +223,7 @@ def _checked(cfg: FinetuneConfig, init: Pretrained, explicit: dict, resume) -> F
 def _prepared(cfg: FinetuneConfig, init: Pretrained, task, records: dict, dataset_name: str) -> Prepared:
     """The labels, the first seed's unit (built here: a task or strategy that refuses it writes nothing) and
     the encoded splits."""
-    labels = task.labels(records["train"])
+    labels = task.run_labels(records)
     seed = _seed_list(cfg)[0]
     first = _unit(cfg, init, task, labels, seed)
     # a character model (ELMo) reads every word's characters: the first unit learns them here

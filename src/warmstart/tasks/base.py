@@ -67,8 +67,9 @@ class TaskConfig:
     n_best: int = opt(20, "extractive QA: start and end candidates considered per window")
     unseen_tags: str = opt(
         "refuse",
-        "tagging: a validation/test tag the training split lacks is refused with the count (refuse) or "
-        "mapped to task.fallback_tag (fallback)",
+        "tagging: a validation/test tag the training split lacks is refused with the count (refuse), "
+        "mapped to task.fallback_tag (fallback), or kept as a class the model never trained on, scored as "
+        "an error unless predicted (keep: transformers' run_ner on a ClassLabel)",
     )
     fallback_tag: str = opt(
         "",
@@ -92,10 +93,10 @@ class TaskConfig:
 
     def __post_init__(self):
         choice_scoring(self)  # a bad mode is one line before any work
-        if self.unseen_tags not in ("refuse", "fallback"):
+        if self.unseen_tags not in ("refuse", "fallback", "keep"):
             raise WarmstartError(
-                f"task.unseen_tags must be refuse or fallback, got {self.unseen_tags!r}",
-                "use task.unseen_tags=refuse (the default) or task.unseen_tags=fallback",
+                f"task.unseen_tags must be refuse, fallback or keep, got {self.unseen_tags!r}",
+                "use task.unseen_tags=refuse (the default), fallback or keep",
             )
 
 
@@ -140,6 +141,11 @@ class Task:
     def labels(self, records: list[dict]) -> list[str]:
         """Label names in a stable order (sorted), from the training records."""
         raise NotImplementedError
+
+    def run_labels(self, splits: dict[str, list[dict]]) -> list[str]:
+        """The run's label names from its splits: the training split's (tagging with task.unseen_tags=keep
+        adds the other splits' tags)."""
+        return self.labels(splits["train"])
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> Features:
         """Tokenize one split. ``where`` names it in errors ("rotten-tomatoes (validation)")."""

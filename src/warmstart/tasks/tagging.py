@@ -12,9 +12,11 @@ Two kinds of tag sets:
 - any other tags (part of speech): word (token) accuracy, which also picks the best checkpoint.
 
 A tag in validation or test that the training split lacks is refused with the count (``task.unseen_tags=
-refuse``, the default) or mapped to a fallback tag (``task.unseen_tags=fallback``: ``task.fallback_tag``, or
+refuse``, the default), mapped to a fallback tag (``task.unseen_tags=fallback``: ``task.fallback_tag``, or
 when that is empty "O" for BIO tags and the most frequent training tag otherwise), with a line saying how
-many words were mapped.
+many words were mapped, or kept (``task.unseen_tags=keep``): a class of the head that no training word has,
+so those words count as errors unless the model predicts it, as transformers' run_ner does with a
+``datasets`` ClassLabel's full tag list.
 """
 
 from __future__ import annotations
@@ -113,6 +115,27 @@ class TaggingTask(Task):
         tags.discard("O")
         return ["O", *sorted(tags)]
 
+    def run_labels(self, splits: dict[str, list[dict]]) -> list[str]:
+        """The training tags; with task.unseen_tags=keep, then the other splits' tags it lacks (sorted, a BIO
+        type with both its tags), said in one line."""
+        labels = self.labels(splits["train"])
+        if self.cfg.unseen_tags != "keep":
+            return labels
+        others = [r for name, rows in splits.items() if name != "train" for r in rows if r.get("tags")]
+        unseen = Counter(t for r in others for t in r["tags"] if t not in set(labels))
+        if not unseen:
+            return labels
+        added = [t for t in self.labels(others) if t not in set(labels)] if is_bio(set(labels)) else []
+        added = added or sorted(unseen)
+        shown = ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
+        print(
+            f"{sum(unseen.values()):,} words of the validation and test splits have {len(unseen)} tags the "
+            f"training split lacks, kept as classes the model never trains on (an error unless predicted): "
+            f"{shown}",
+            file=sys.stderr,
+        )
+        return [*labels, *added]
+
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> TaggingFeatures:
         """Tokenize one split. Records without tokens are skipped (they hold no tags and no entities; an
         all-empty batch would have no loss), and ``features.skipped`` counts them. Unseen tags: refused or
@@ -131,11 +154,12 @@ class TaggingTask(Task):
         total = sum(len(r.get("tags", ())) for r in records)
         shown = ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
         what = f"{sum(unseen.values()):,} of {total:,} words in {where} have {len(unseen)} tags"
-        if self.cfg.unseen_tags != "fallback":
+        if self.cfg.unseen_tags != "fallback":  # keep: tags the run's head has no class for (a new file)
             raise WarmstartError(
                 f"{what} that the training split lacks: {shown}",
                 "pass task.unseen_tags=fallback to map them to task.fallback_tag (default: "
-                f"'{labels[0]}'), or split the data so that training holds every tag",
+                f"'{labels[0]}') or task.unseen_tags=keep to score them as errors, or split the data so "
+                "that training holds every tag",
             )
         fallback = self.cfg.fallback_tag or labels[0]
         if fallback not in known:
