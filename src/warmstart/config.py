@@ -139,6 +139,13 @@ HF_NAMES: dict[str, str | tuple[str, ...]] = {
     "dataset_name": ("dataset", "corpus"),
     "max_seq_length": ("max_length", "seq_len"),
     "max_length": ("max_length", "seq_len"),
+    "max_train_samples": "train_limit",
+    "max_eval_samples": "validation_limit",
+    "max_predict_samples": "test_limit",
+    "torch_compile": "compile",
+    "label_smoothing_factor": "label_smoothing",
+    "lora_r": "lora_rank",
+    "target_modules": "lora_targets",
 }
 
 

@@ -95,6 +95,11 @@ def test_a_prefix_of_a_flag_is_an_unknown_flag(capsys):
         ("finetune", "--bf16", "train.bf16=true"),
         ("pretrain", "--max_seq_length", "--seq-len"),
         ("pretrain", "--dataset_name", "--corpus"),
+        ("finetune", "--max_train_samples", "data.train_limit=VALUE"),
+        ("finetune", "--max_eval_samples", "data.validation_limit=VALUE"),
+        ("finetune", "--lora_r", "strategy.lora_rank=VALUE"),
+        ("finetune", "--torch_compile", "train.compile=true"),
+        ("finetune", "--label_smoothing_factor", "task.label_smoothing=VALUE"),
     ],
 )
 def test_a_transformers_flag_names_the_flag_or_key_it_means_here(capsys, command, typed, hint):
@@ -103,6 +108,21 @@ def test_a_transformers_flag_names_the_flag_or_key_it_means_here(capsys, command
     assert f"unrecognized arguments: {typed}" in line and line.endswith(
         f"did you mean {hint}? (see warmstart {command} --help)"
     )
+
+
+@pytest.mark.parametrize(
+    "typed, said",
+    [
+        ("--save_strategy", "pass train.save_every=STEPS"),  # not "did you mean --strategy?"
+        ("--eval_strategy", "pass evals_per_epoch=N, or train.eval_every=STEPS"),
+        ("--load_best_model_at_end", "not needed: the best model is always kept in RUN/best and tested"),
+        ("--use_cpu", "pass train.device=cpu"),
+        ("--peft", "pass --strategy lora"),
+    ],
+)
+def test_a_transformers_flag_with_no_twin_says_what_to_do(capsys, typed, said):
+    line = fails(capsys, "finetune", "--out", "o", typed, "--learning_rate", "3")
+    assert "did you mean --lr?" in line and f"; {typed}: {said}" in line and "--strategy?" not in line
 
 
 PARSE_ERRORS = [["finetune", "--epoch", "1"], ["pretrain", "--steps"], ["word2vec", "train", "--x"]]

@@ -42,19 +42,46 @@ def unknown_command(prog: str, typed: str, names: list[str]) -> str:
 def unknown_arguments(parser: argparse.ArgumentParser, extra: list[str]) -> str:
     """``unrecognized arguments: --epoch 1; did you mean --epochs?`` (``--learning_rate``: ``--lr``)."""
     options = [s for action in parser._actions for s in action.option_strings]
+    flags = [x for x in extra if x.startswith("--")]
+    said = {x: HF_SAID[_name(x)] for x in flags if _name(x) in HF_SAID}
     close = [
         match
-        for x in extra
-        if x.startswith("--")
+        for x in flags
+        if x not in said
         for match in meant(parser, x, options)
         or difflib.get_close_matches(x.split("=", 1)[0], options, n=1, cutoff=0.75)
     ]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
+    hint += "".join(f"; {x.split('=', 1)[0]}: {text}" for x, text in said.items())
     return f"unrecognized arguments: {' '.join(extra)}{hint}"
+
+
+def _name(flag: str) -> str:
+    return flag.split("=", 1)[0].lstrip("-").replace("-", "_")
 
 
 # transformers' script flags that are warmstart flags rather than config keys
 HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--resume"}
+
+# transformers' flags with no flag or key of the same name here: what to do instead (a close spelling such
+# as --strategy for --save_strategy would mislead)
+HF_SAID = {
+    "use_cpu": "pass train.device=cpu",
+    "no_cuda": "pass train.device=cpu",
+    "peft": "pass --strategy lora (strategy.lora_rank=8 ...)",
+    "eval_strategy": "pass evals_per_epoch=N, or train.eval_every=STEPS",
+    "evaluation_strategy": "pass evals_per_epoch=N, or train.eval_every=STEPS",
+    "save_strategy": "pass train.save_every=STEPS (the best model is kept whatever it is)",
+    "load_best_model_at_end": "not needed: the best model is always kept in RUN/best and tested",
+    "do_train": "not needed: a run trains, validates and tests",
+    "do_eval": "not needed: a run trains, validates and tests",
+    "do_predict": "not needed: a run is tested on its test split (warmstart predict RUN for new text)",
+    "push_to_hub": "no hub here: warmstart export RUN --out DIR writes a transformers directory to upload",
+    "cache_dir": "set WARMSTART_CACHE=DIR in the environment",
+    "num_labels": "not needed: the labels come from the data",
+    "logging_dir": "not needed: TensorBoard logs are in RUN/tb",
+    "pad_to_max_length": "not needed: batches are padded to their longest input",
+}
 
 
 def meant(parser: argparse.ArgumentParser, typed: str, options: list[str]) -> list[str]:
@@ -62,7 +89,7 @@ def meant(parser: argparse.ArgumentParser, typed: str, options: list[str]) -> li
     ``--learning_rate``), else its config key to give as KEY=VALUE (``train.grad_accum=N``); [] for none."""
     from warmstart.config import same_setting
 
-    name = typed.split("=", 1)[0].lstrip("-").replace("-", "_")
+    name = _name(typed)
     if name in HF_FLAGS:
         return [HF_FLAGS[name]] if HF_FLAGS[name] in options else []
     keys = getattr(parser, "config_keys", {})

@@ -48,13 +48,14 @@ from warmstart.tasks.breakdown import breakdown, counting
 from warmstart.tasks.joint import AuxConfig, JointBatches, JointUnit, aux_texts, check_aux, exported
 from warmstart.tasks.label_problem import problem_from_labels
 from warmstart.tasks.multitask import MultitaskConfig
+from warmstart.tasks.smoothing import smoothed
 from warmstart.tasks.split_size import few_examples_line
 from warmstart.tasks.truncation import truncation_note
 from warmstart.tokenization.open_words import reading, teach
 from warmstart.train import distributed as ddp
 from warmstart.train.checkpoint import Checkpointer, write_json
 from warmstart.train.fit import fit
-from warmstart.train.loop import Shown, TrainConfig, evaluate, pick_device
+from warmstart.train.loop import TrainConfig, evaluate, pick_device
 from warmstart.train.precision import autocast_dtype
 from warmstart.train.resume import check_fingerprint, records_fingerprint, resumed_settings, write_fingerprint
 from warmstart.train.rundir import hold, open_run_dir, save_config, unwind
@@ -241,6 +242,7 @@ def _unit(cfg: FinetuneConfig, init: Pretrained, task, labels: list[str], seed: 
     new head, both drawn from ``seed``, with SiFT, the words' characters and the strategy applied."""
     torch.manual_seed(seed)
     unit = task.build(task_encoder(init.encoder()), labels)
+    smoothed(unit, cfg.task.label_smoothing)
     attach(unit, cfg.sift)  # sift.weight > 0: the unit adds SiFT's penalty while training
     teach(unit, words)  # the words the features were encoded with
     return unit, apply_strategy(unit, cfg.strategy, seed)
@@ -329,9 +331,8 @@ def _tested(cfg: FinetuneConfig, prep: Prepared, run_dir: Path, result: dict, re
     with counting(best) if one_pass else contextlib.nullcontext() as confusion:
         test = evaluate(best, test_batches, device, dtype, shown)
     parts = confusion.summary(prep.counts) if confusion is not None else None
-    if cfg.breakdown and ddp.active() and ddp.is_main():
-        parts = breakdown(best, Shown(test_batches, "per class") if shown else test_batches, device,
-                          prep.counts, dtype)  # fmt: skip
+    if cfg.breakdown and ddp.active() and ddp.is_main():  # torchrun: a pass of its own over every batch
+        parts = breakdown(best, test_batches, device, prep.counts, dtype)
     metrics = {
         "test": test,
         "best_step": result["best_step"],

@@ -71,6 +71,11 @@ class TaskConfig:
         "mapped to task.fallback_tag (fallback), or kept as a class the model never trained on, scored as "
         "an error unless predicted (keep: transformers' run_ner on a ClassLabel)",
     )
+    label_smoothing: float = opt(
+        0.0,
+        "classification (single-label) and tagging: the training loss's label smoothing, as transformers' "
+        "label_smoothing_factor (0: off); validation and test report the plain cross-entropy",
+    )
     fallback_tag: str = opt(
         "",
         "tagging, unseen_tags=fallback: the tag unseen tags become (empty: O for BIO tags, else the most "
@@ -93,6 +98,11 @@ class TaskConfig:
 
     def __post_init__(self):
         choice_scoring(self)  # a bad mode is one line before any work
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise WarmstartError(
+                f"task.label_smoothing must be at least 0 and below 1, got {self.label_smoothing}",
+                "use e.g. task.label_smoothing=0.1 (0: off)",
+            )
         if self.unseen_tags not in ("refuse", "fallback", "keep"):
             raise WarmstartError(
                 f"task.unseen_tags must be refuse, fallback or keep, got {self.unseen_tags!r}",

@@ -80,6 +80,7 @@ class SequenceClassifier(nn.Module):
 
     takes_sift = True
     sift = None
+    label_smoothing = 0.0  # task.label_smoothing (single-label problems; finetune sets it)
 
     def __init__(
         self, encoder: nn.Module, labels: list[str], problem: str = "single_label", pooling: str = "cls"
@@ -125,7 +126,8 @@ class SequenceClassifier(nn.Module):
                 "exact_match": ((pred == gold).all(-1).sum(), n),
             }
         else:
-            loss_sum = F.cross_entropy(logits, labels, reduction="sum")
+            smoothing = self.label_smoothing if self.training else 0.0  # task.label_smoothing: training only
+            loss_sum = F.cross_entropy(logits, labels, reduction="sum", label_smoothing=smoothing)
             pred = logits.argmax(-1)
             stats = {"accuracy": ((pred == labels).sum(), n)}
             for c in range(len(self.labels)):  # per-class counts for macro-F1

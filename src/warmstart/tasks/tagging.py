@@ -263,6 +263,8 @@ class TokenClassifier(nn.Module):
     only uses the loss). The best checkpoint is chosen by F1 (BIO) or word accuracy (other tags).
     """
 
+    label_smoothing = 0.0  # task.label_smoothing (finetune sets it)
+
     def __init__(self, encoder: nn.Module, labels: list[str]):
         super().__init__()
         c = encoder.config
@@ -291,9 +293,9 @@ class TokenClassifier(nn.Module):
     def forward(self, batch: dict):
         logits = self.logits(batch)
         labels = batch["labels"]
-        loss_sum = F.cross_entropy(
-            logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE, reduction="sum"
-        )
+        smoothing = self.label_smoothing if self.training else 0.0  # task.label_smoothing: training only
+        flat = (logits.flatten(0, 1), labels.flatten())
+        loss_sum = F.cross_entropy(*flat, ignore_index=IGNORE, reduction="sum", label_smoothing=smoothing)
         n = (labels != IGNORE).sum()
         stats = {"loss": (loss_sum.detach(), n)}
         if self.training:

@@ -157,16 +157,6 @@ def to_device(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
-class Shown:
-    """Batches behind a progress bar (batches a second, the time left where ``batches.total`` is known)."""
-
-    def __init__(self, batches, desc: str):
-        self.batches, self.desc = batches, desc
-
-    def __iter__(self):
-        return iter(bar(self.batches, getattr(self.batches, "total", None), self.desc))
-
-
 def bar(items, total: int | None, desc: str):
     from tqdm.auto import tqdm
 
