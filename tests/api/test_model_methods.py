@@ -5,6 +5,8 @@ num_return_sequences, repetition_penalty, num_beams and stop strings (the comman
 a dtype, ``predict``'s batches by length in tokens (not characters: 30% more padding on rotten-tomatoes'
 snippets, measured with benchmarks/inference.py's 2,048), and, where CUDA is, every method on the GPU."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -99,6 +101,29 @@ def _layout(answer):
 
 def _scores(answer) -> list[float]:
     return [x["score"] for x in answer] if isinstance(answer[0], dict) else sum(map(_scores, answer), [])
+
+
+def test_evaluate_scores_data_in_memory_as_the_command_scores_a_file(classifier, rt_small, tmp_path, capsys):
+    """``model.evaluate(df)`` (Trainer.evaluate's habit): every row scored, the metrics and per-class
+    breakdown `warmstart evaluate --test-file` gives for the same rows; other column names by keyword."""
+    import pandas as pd
+
+    model = warmstart.load(classifier, device="cpu")
+    frame = pd.read_csv(rt_small)
+    mine = model.evaluate(frame)
+    code, _, err = run(capsys, "evaluate", classifier, "--test-file", rt_small, "--out", tmp_path / "m.json")
+    assert code == 0, err
+    theirs = json.loads((tmp_path / "m.json").read_text())
+    assert mine["examples"] == len(frame) == theirs["examples"]
+    assert mine["metrics"] == pytest.approx(theirs["metrics"]) and mine["breakdown"] == theirs["breakdown"]
+    renamed = model.evaluate(frame.rename(columns={"text": "review", "label": "stars"}), text_column="review",
+                             label_column="stars")  # fmt: skip
+    assert renamed["metrics"] == pytest.approx(mine["metrics"])
+    assert model.evaluate(rt_small, split="dev")["examples"] == len(frame)  # a file: whole, any split
+    with pytest.raises(WarmstartError, match="has no key 'text' .*pass text_column=NAME"):
+        model.evaluate(frame.rename(columns={"text": "review"}))
+    with pytest.raises(WarmstartError, match="cannot evaluate"):
+        warmstart.load(minilm_dir(), device="cpu").evaluate(frame)
 
 
 @pytest.fixture(scope="module")

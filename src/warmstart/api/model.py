@@ -22,6 +22,7 @@ import torch
 
 from warmstart.api import checks
 from warmstart.api.configs import PathLike
+from warmstart.api.evaluate_call import evaluate_model
 from warmstart.api.pipeline_call import PIPELINE_DEFAULT, call
 from warmstart.api.python_errors import speaks_python
 from warmstart.config import from_dict
@@ -196,6 +197,17 @@ class Model:
         ``pipeline("text-classification")``, a generator as ``pipeline("text-generation")`` (``settings``:
         ``generate``'s keywords), other tasks as ``predict`` (api/pipeline_call.py)."""
         return call(self, inputs, top_k, batch_size, settings)
+
+    @speaks_python("Model.evaluate")
+    def evaluate(self, data: Any, split: str | None = None, text_column: str | None = None,
+                 text_pair_column: str | None = None, label_column: str | None = None,
+                 target_column: str | None = None) -> dict:  # fmt: skip
+        """Metrics on labeled ``data`` (as ``Trainer.evaluate``, `warmstart evaluate`): rows in memory or a
+        file scored whole, a name or folder's ``split`` (test); {"metrics", "examples", "breakdown", ...}."""
+        self._need(self.card.finetuned, "evaluate", "finetune it first (warmstart.finetune)")
+        columns = dict(text_column=text_column, text_pair_column=text_pair_column,
+                       label_column=label_column, target_column=target_column)  # fmt: skip
+        return evaluate_model(self, data, split, columns)
 
     def _ranked(self, prediction: dict, top_k: int | None) -> list[dict]:
         scores = prediction.get("probabilities")
