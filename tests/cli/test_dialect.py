@@ -125,6 +125,13 @@ def test_a_transformers_flag_with_no_twin_says_what_to_do(capsys, typed, said):
     assert "did you mean --lr?" in line and f"; {typed}: {said}" in line and "--strategy?" not in line
 
 
+def test_a_missing_flag_beside_a_flag_meant_for_it_names_both(capsys):
+    """`tokenizer train --files a.txt` (the tokenizers library's word) said only that --corpus is required."""
+    line = fails(capsys, "tokenizer", "train", "--files", "a.txt", "--vocab_size", "500", "--out", "t")
+    assert line.startswith("warmstart tokenizer train: error: the following arguments are required: --corpus")
+    assert "unrecognized arguments: --files --vocab_size; did you mean --corpus, --vocab-size?" in line
+
+
 PARSE_ERRORS = [["finetune", "--epoch", "1"], ["pretrain", "--steps"], ["word2vec", "train", "--x"]]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from pathlib import Path
 
 from warmstart.errors import WarmstartError
@@ -20,8 +21,19 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self.typed = list(sys.argv[1:] if args is None else args)  # for error(): the flags typed here
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):
-        """One line, no usage block: what is wrong and where the flags are listed."""
+        """One line, no usage block: what is wrong and where the flags are listed. A required flag missing
+        beside flags this command lacks (``--files`` for ``--corpus``) names those too, with their hints."""
+        if message.startswith("the following arguments are required"):
+            options = {s for action in self._actions for s in action.option_strings}
+            typed = [x for x in getattr(self, "typed", []) if x.startswith("--")]
+            unknown = [x for x in typed if x.split("=", 1)[0] not in options]
+            if unknown:
+                message += "; " + unknown_arguments(self, unknown)
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def _check_value(self, action, value):
@@ -61,7 +73,7 @@ def _name(flag: str) -> str:
 
 
 # transformers' script flags that are warmstart flags rather than config keys
-HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--resume"}
+HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--resume", "files": "--corpus"}
 
 # transformers' flags with no flag or key of the same name here: what to do instead (a close spelling such
 # as --strategy for --save_strategy would mislead)
