@@ -144,6 +144,8 @@ HF_NAMES: dict[str, str | tuple[str, ...]] = {
     "max_predict_samples": "test_limit",
     "torch_compile": "compile",
     "label_smoothing_factor": "label_smoothing",
+    "vector_size": "dim",  # gensim's Word2Vec
+    "alpha": "lr",
     "lora_r": "lora_rank",
     "target_modules": "lora_targets",
 }

@@ -166,6 +166,8 @@ def test_a_keyword_and_its_nested_form_together_are_refused(command, kwargs, dot
         ("finetune", "clip_norm", "train=dict(clip_norm=...)"),
         ("pretrain", "learning_rate", "lr="),
         ("pretrain", "hidden_size", "model=dict(hidden_size=...)"),
+        ("train_word2vec", "vector_size", "dim="),  # gensim's names
+        ("train_word2vec", "alpha", "lr="),
     ],
 )
 def test_unknown_keywords_get_the_python_keyword_they_meant(command, keyword, meant):
@@ -174,6 +176,16 @@ def test_unknown_keywords_get_the_python_keyword_they_meant(command, keyword, me
     assert isinstance(caught.value, TypeError)  # as Python answers an unknown keyword
     assert f"got an unknown keyword {keyword}=" in caught.value.problem
     assert f"did you mean {meant}" in caught.value.fix and "--" not in str(caught.value)
+
+
+def test_a_file_given_as_a_positional_setting_is_sent_to_its_keyword(rt_small):
+    """`train_word2vec("corpus.txt")` (gensim's Word2Vec(sentences) habit): positional arguments are
+    settings; the error names the keyword for a file and for rows in memory."""
+    with pytest.raises(WarmstartError) as caught:
+        warmstart.train_word2vec(str(rt_small))
+    assert "is not KEY=VALUE" in caught.value.problem and f"corpus={str(rt_small)!r}" in caught.value.fix
+    with pytest.raises(WarmstartError, match=r"texts=\[\.\.\.\]"):
+        warmstart.train_word2vec([["a", "cat"], ["a", "dog"]])
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,11 @@ def test_a_transformers_flag_with_no_twin_says_what_to_do(capsys, typed, said):
     assert "did you mean --lr?" in line and f"; {typed}: {said}" in line and "--strategy?" not in line
 
 
+def test_gensim_flags_name_word2vecs_own(capsys):
+    line = fails(capsys, "word2vec", "train", "--corpus", "a.txt", "--vector_size", "50", "--sg", "1")
+    assert "did you mean --dim?" in line and "; --sg: pass --model skipgram (gensim's sg=1)" in line
+
+
 def test_a_missing_flag_beside_a_flag_meant_for_it_names_both(capsys):
     """`tokenizer train --files a.txt` (the tokenizers library's word) said only that --corpus is required."""
     line = fails(capsys, "tokenizer", "train", "--files", "a.txt", "--vocab_size", "500", "--out", "t")

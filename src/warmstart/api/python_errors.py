@@ -229,4 +229,7 @@ def sections() -> dict[str, frozenset[str]]:
                 found.setdefault(f.name, set()).update(g.name for g in dataclasses.fields(hints[f.name]))
     for config_cls, _ in MODELS.values():
         found.setdefault("model", set()).update(g.name for g in dataclasses.fields(config_cls))
+    from warmstart.word2vec.train import Word2VecConfig
+
+    found["word2vec"] = {g.name for g in dataclasses.fields(Word2VecConfig)}
     return {k: frozenset(v) for k, v in found.items()}

@@ -170,11 +170,25 @@ def settings(kwargs: dict, dotted: Iterable[str]) -> tuple[dict, list[str]]:
     overrides = []
     for item in dotted:
         if not isinstance(item, str) or "=" not in item:
-            raise WarmstartError(
-                f"the positional setting {item!r} is not KEY=VALUE", 'write settings like "train.lr=1e-4"'
-            )
+            raise WarmstartError(f"the positional setting {_short(item)} is not KEY=VALUE", _by_keyword(item))
         overrides.append(item)
     return flags, overrides
+
+
+def _short(item: Any) -> str:
+    shown = repr(item)
+    return shown if len(shown) <= 60 else f"{shown[:57]}..."
+
+
+def _by_keyword(item: Any) -> str:
+    """What to write instead of a positional that is not KEY=VALUE: data, a file or a run go by keyword."""
+    if isinstance(item, str | os.PathLike) and os.path.exists(item):
+        p = os.fspath(item)
+        return (f"positional arguments are settings; pass it by keyword: corpus={p!r} (pretrain, "
+                f"train_word2vec, train_tokenizer), data={p!r} (finetune), init= or out=")  # fmt: skip
+    if isinstance(item, list | tuple) or hasattr(item, "columns"):
+        return "pass texts or rows by keyword: texts=[...] (pretrain, train_word2vec), data=... (finetune)"
+    return 'write settings like "train.lr=1e-4"'
 
 
 def _plain(value: Any) -> Any:

@@ -41,6 +41,7 @@ from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.tokenization.train import ALGORITHMS
 from warmstart.tokenization.train import train_tokenizer as train_tokenizer_fn
 from warmstart.train.callbacks import callbacks as checked_callbacks
+from warmstart.word2vec.run import Word2VecRunConfig
 from warmstart.word2vec.run import run as word2vec_run
 from warmstart.word2vec.train import Word2VecConfig
 
@@ -317,6 +318,7 @@ def train_word2vec(
     checks.path(fn, "out", out, none=True)
     checks.flag(fn, "overwrite", overwrite)
     corpora = _corpora(fn, corpus, texts)
+    check_keywords(fn, settings_, [*W2V_KEYS, *_parameters(train_word2vec)], Word2VecRunConfig)
     section = dict(settings_.pop("word2vec", None) or {})
     section.update({k: settings_.pop(k) for k in list(settings_) if k in W2V_KEYS})
     kwargs = {**settings_, "corpus": corpora, "out": _text(out), "word2vec": section or None}

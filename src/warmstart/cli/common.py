@@ -73,7 +73,13 @@ def _name(flag: str) -> str:
 
 
 # transformers' script flags that are warmstart flags rather than config keys
-HF_FLAGS = {"overwrite_output_dir": "--overwrite", "resume_from_checkpoint": "--resume", "files": "--corpus"}
+HF_FLAGS = {
+    "overwrite_output_dir": "--overwrite",
+    "resume_from_checkpoint": "--resume",
+    "files": "--corpus",
+    "vector_size": "--dim",
+    "alpha": "--lr",
+}  # fmt: skip (the last two: gensim's Word2Vec)
 
 # transformers' flags with no flag or key of the same name here: what to do instead (a close spelling such
 # as --strategy for --save_strategy would mislead)
@@ -93,6 +99,8 @@ HF_SAID = {
     "num_labels": "not needed: the labels come from the data",
     "logging_dir": "not needed: TensorBoard logs are in RUN/tb",
     "pad_to_max_length": "not needed: batches are padded to their longest input",
+    "sg": "pass --model skipgram (gensim's sg=1) or --model cbow (sg=0)",
+    "hs": "hierarchical softmax is not built here: negative sampling (--negative) trains the vectors",
 }
 
 
