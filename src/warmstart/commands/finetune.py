@@ -74,7 +74,7 @@ class FinetuneConfig:
     epochs: float = opt(3.0, "passes over the training split (a non-zero train.steps wins)")
     evals_per_epoch: int = opt(4, "validation evaluations per epoch (a non-zero train.eval_every wins)")
     breakdown: bool = opt(
-        True, "score the test split per class too: precision/recall/F1, confusion matrix (one more pass)"
+        True, "score the test split per class too: precision/recall/F1, confusion matrix (in the same pass)"
     )
     seeds: list[int] = opt([0], "one run per seed (head init, data order, dropout); 2+ seeds: a summary")
     eval_batch_size: int = opt(64, "examples per evaluation batch")
