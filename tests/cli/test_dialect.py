@@ -118,6 +118,7 @@ def test_a_transformers_flag_names_the_flag_or_key_it_means_here(capsys, command
         ("--load_best_model_at_end", "not needed: the best model is always kept in RUN/best and tested"),
         ("--use_cpu", "pass train.device=cpu"),
         ("--peft", "pass --strategy lora"),
+        ("--optim", "the optimizer is AdamW: train.weight_decay"),
     ],
 )
 def test_a_transformers_flag_with_no_twin_says_what_to_do(capsys, typed, said):

@@ -99,6 +99,10 @@ HF_SAID = {
     "num_labels": "not needed: the labels come from the data",
     "logging_dir": "not needed: TensorBoard logs are in RUN/tb",
     "pad_to_max_length": "not needed: batches are padded to their longest input",
+    "optim": "the optimizer is AdamW: train.weight_decay, train.beta1, train.beta2, train.eps set it",
+    "validation_split_percentage": "a file without a validation split gives one, carved by hash (10% of "
+    "labeled rows, 2% of a corpus)",
+    "dataloader_num_workers": "not needed: batches are built in memory from the tokenized splits",
     "sg": "pass --model skipgram (gensim's sg=1) or --model cbow (sg=0)",
     "hs": "hierarchical softmax is not built here: negative sampling (--negative) trains the vectors",
 }
