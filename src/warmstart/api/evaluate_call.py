@@ -14,12 +14,13 @@ from typing import Any
 
 from warmstart.api import checks
 from warmstart.api.data import as_source
+from warmstart.data import inline
 from warmstart.data.dataset import DataOptions
 
 SPLITS = ("test", "validation", "train", "dev")  # dev: validation
 
 
-def evaluate_model(model, data: Any, split: str | None, columns: dict[str, str | None]) -> dict:
+def evaluate_model(model, data: Any, split: str | None, columns: dict[str, Any]) -> dict:
     """{"metrics", "examples", "dataset", "split", "breakdown" (single-label classifiers and taggers)}."""
     from warmstart.inference.evaluate import evaluate_run
 
@@ -28,9 +29,8 @@ def evaluate_model(model, data: Any, split: str | None, columns: dict[str, str |
     for name, value in columns.items():
         checks.word(fn, name, value, none=True)
     source = as_source(data, "data", fn)
-    whole = source.startswith("inline:") or (isinstance(data, str | os.PathLike) and Path(source).is_file())
-    options: Any = DataOptions()
-    options = dataclasses.replace(options, **columns)  # None: the run's own column
+    whole = inline.is_inline(source) or (isinstance(data, str | os.PathLike) and Path(source).is_file())
+    options = dataclasses.replace(DataOptions(), **columns)  # None: the run's own column
     if whole:  # in memory or one file: every row scored, as the split asked for (default test)
         return evaluate_run(str(model.path), None, split or "test", options, files={split or "test": source})
     return evaluate_run(str(model.path), source, split or "test", options, split_given=split is not None)

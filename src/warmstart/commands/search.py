@@ -283,7 +283,7 @@ def finish(spec: SearchSpec, out: Path, direction: str, report: bool = True) -> 
         "trials": [_row(t) for t in study.get_trials(deepcopy=False) if t.state.is_finished()],
     }
     if spec.default:
-        result["default"] = None
+        result["default"] = None  # stays None without seeded re-runs; its place in search.json kept
     reruns = [("final", best.params, best.number)] if spec.final_seeds else []
     reruns += [("default", None, None)] if spec.default and spec.final_seeds else []
     jobs = [(name, (spec.to_dict(), str(out), name, params, trial)) for name, params, trial in reruns]

@@ -122,12 +122,12 @@ class TaggingTask(Task):
         if self.cfg.unseen_tags != "keep":
             return labels
         others = [r for name, rows in splits.items() if name != "train" for r in rows if r.get("tags")]
-        unseen = Counter(t for r in others for t in r["tags"] if t not in set(labels))
+        known = set(labels)
+        unseen, shown = _unseen_tags(others, known)
         if not unseen:
             return labels
-        added = [t for t in self.labels(others) if t not in set(labels)] if is_bio(set(labels)) else []
+        added = [t for t in self.labels(others) if t not in known] if is_bio(known) else []
         added = added or sorted(unseen)
-        shown = ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
         print(
             f"{sum(unseen.values()):,} words of the validation and test splits have {len(unseen)} tags the "
             f"training split lacks, kept as classes the model never trains on (an error unless predicted): "
@@ -148,11 +148,10 @@ class TaggingTask(Task):
 
     def _unseen(self, records: list[dict], labels: list[str], where: str) -> list[dict]:
         known = set(labels)
-        unseen = Counter(t for r in records for t in r.get("tags", ()) if t not in known)
+        unseen, shown = _unseen_tags(records, known)
         if not unseen:
             return records
         total = sum(len(r.get("tags", ())) for r in records)
-        shown = ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
         what = f"{sum(unseen.values()):,} of {total:,} words in {where} have {len(unseen)} tags"
         if self.cfg.unseen_tags != "fallback":  # keep: tags the run's head has no class for (a new file)
             raise WarmstartError(
@@ -177,6 +176,12 @@ class TaggingTask(Task):
         if generative(encoder):
             return DecoderTagger(encoder, labels, self.token_ids)
         return TokenClassifier(encoder, labels)
+
+
+def _unseen_tags(records: list[dict], known: set[str]) -> tuple[Counter, str]:
+    """(how often each tag outside ``known`` occurs in ``records``, the ten most frequent as a line)."""
+    unseen = Counter(t for r in records for t in r.get("tags", ()) if t not in known)
+    return unseen, ", ".join(f"{t} ({n:,})" for t, n in unseen.most_common(10))
 
 
 def _truncating_copy(tokenizer, max_length: int) -> _HFTokenizer:

@@ -157,12 +157,6 @@ def to_device(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
-def bar(items, total: int | None, desc: str):
-    from tqdm.auto import tqdm
-
-    return tqdm(items, total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
-
-
 @torch.no_grad()
 def evaluate(
     unit, batches, device: torch.device, dtype: torch.dtype | bool | None = None, shown: str | None = None
@@ -179,8 +173,11 @@ def evaluate(
     totals: dict[str, list[float]] = {}
     pairs = ddp.shares(batches, unit)  # torchrun: each process its share
     if shown is not None and ddp.is_main():
+        from tqdm.auto import tqdm
+
         total = getattr(batches, "total", None)
-        pairs = bar(pairs, total if total is None or not ddp.active() else -(-total // ddp.world()), shown)
+        total = total if total is None or not ddp.active() else -(-total // ddp.world())  # a share
+        pairs = tqdm(pairs, total=total, desc=shown, unit="batch", leave=False, dynamic_ncols=True)
     for batch, counted in pairs:
         with autocast(device, dtype):
             _, stats = unit(to_device(batch, device))
