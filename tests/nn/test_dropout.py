@@ -4,7 +4,7 @@ draws, and runs that repeat from torch's seed."""
 import pytest
 import torch
 
-from warmstart.nn.dropout import Dropout, dropout
+from warmstart.nn.dropout import Dropout, dropout, keep_mask, masked
 
 N = 1 << 20
 
@@ -57,3 +57,23 @@ def test_off_in_eval_and_at_zero_and_other_dtypes_fall_back():
     assert doubles.dtype == torch.float64 and 0.25 < float((doubles == 0).double().mean()) < 0.35
     odd = dropout(torch.ones(7), 0.5)  # a length that is not a multiple of 4
     assert odd.shape == (7,) and set(odd.tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("n", [1 << 16, 4097, 7])
+def test_the_one_pass_kernel_writes_the_bits_of_mask_times_scale(dtype, n):
+    """The compiled pass equals ``x * keep_mask(...) * scale`` as torch computes it, bit for bit, for
+    negative zeros, infinities (dropped: NaN) and NaNs, lengths off a multiple of 4, strided inputs; in
+    bf16 for every one of its 65,536 values (rounding ties, subnormals, the largest finite ones)."""
+    torch.manual_seed(2)
+    x = (torch.randn(n, 2) * 300).to(dtype)[:, 0]  # every other element: not contiguous
+    x[:4] = torch.tensor([float("nan"), float("inf"), -0.0, -float("inf")]).to(dtype)
+    if dtype == torch.bfloat16 and n == 1 << 16:
+        x = torch.arange(-(1 << 15), 1 << 15, dtype=torch.int16).view(torch.bfloat16)
+    ints = torch.int32 if dtype == torch.float32 else torch.int16
+    for q in (1, 6554, 13107, 16384, 32768, 65535):
+        want = (x * keep_mask(x.shape, dtype, 99, q)).mul_(65536 / (65536 - q))
+        got = masked(x, 99, q)
+        assert torch.equal(got.isnan(), want.isnan())
+        kept = ~want.isnan()
+        assert torch.equal(got[kept].view(ints), want[kept].view(ints))

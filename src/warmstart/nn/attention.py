@@ -8,6 +8,8 @@ Without autograd (evaluation, inference) SDPA runs too: its forward is as fast h
 transformers runs, so outputs stay equal to the reference's to the last bits.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -20,21 +22,39 @@ MATH_MAX_KEYS = 256
 def attend(q, k, v, mask=None, dropout: float = 0.0, causal: bool = False, scale: float | None = None):
     """softmax(q k^T * scale + mask) v over (B, heads, T, d) tensors, as ``F.scaled_dot_product_attention``
     computes it: ``mask`` bool (True = attend) or additive float; ``causal``: query i sees keys 0..i (the
-    top-left alignment SDPA uses); ``scale`` None is 1/sqrt(d). Scores and softmax in float32. The explicit
-    product only while training on the CPU with at most MATH_MAX_KEYS keys (module docstring)."""
+    top-left alignment SDPA uses); ``scale`` None is 1/sqrt(d). The explicit product only while training on
+    the CPU with at most MATH_MAX_KEYS keys (module docstring). Under bf16 autocast the scores stay in bf16
+    (the product's own rounding) and the softmax reads and writes bf16, computing in float32 inside: the
+    probabilities equal float32's rounded to bf16; a power-of-two scale goes on q (exact, and q is smaller
+    than the scores), another scale and a float mask take the scores to float32 as before."""
     if q.device.type != "cpu" or k.shape[-2] > MATH_MAX_KEYS or not torch.is_grad_enabled():
         return F.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal, scale=scale
         )
-    scores = torch.matmul(q, k.transpose(-2, -1)).float() * (q.shape[-1] ** -0.5 if scale is None else scale)
-    if causal:
-        queries, keys = scores.shape[-2:]
-        future = torch.ones(queries, keys, dtype=torch.bool, device=q.device).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    exact = scale == 2.0 ** round(math.log2(scale))  # a power of two (1/8 for 64-wide heads; T5's 1)
+    scores = torch.matmul(q * scale if exact and scale != 1 else q, k.transpose(-2, -1))
+    if not exact:
+        scores = scores.float() * scale
+    if mask is not None and mask.dtype != torch.bool:
+        scores = scores + mask  # bf16 scores + a float32 mask (T5's bias) sum in float32, as SDPA's math
+    blocked = _blocked(scores, mask if mask is not None and mask.dtype == torch.bool else None, causal)
+    if blocked is not None:
+        scores = scores + blocked
     probs = drop(scores.softmax(-1).to(v.dtype), dropout)
     return torch.matmul(probs, v)
+
+
+def _blocked(scores: torch.Tensor, mask: torch.Tensor | None, causal: bool) -> torch.Tensor | None:
+    """-inf where a key may not be attended (``mask`` False, or a future key when ``causal``), 0 elsewhere,
+    in the scores' dtype: an add, a third of ``masked_fill``'s time here, and exact."""
+    if mask is None and not causal:
+        return None
+    queries, keys = scores.shape[-2:]
+    out = torch.zeros(queries if causal else 1, keys, dtype=scores.dtype, device=scores.device)
+    if causal:
+        out.masked_fill_(torch.ones_like(out, dtype=torch.bool).triu(1), float("-inf"))
+    return out if mask is None else out.masked_fill(~mask, float("-inf"))
 
 
 class SelfAttention(nn.Module):

@@ -73,8 +73,11 @@ class LinearCrossEntropy(torch.autograd.Function):
                 rows = slice(start, start + chunk_rows)
                 tc = target[rows]
                 real = max(0, min(chunk_rows, n - start))  # the chunk's rows that are not padding
-                # in fp32, as the plain head adds its fp32 bias to bf16 logits; one pass either way
-                chunk = logits[rows].to(exact) if bias is None else torch.add(logits[rows], bias)
+                # in fp32, as the plain head adds its fp32 bias to bf16 logits (a cast, then an add: the same
+                # bits as torch.add(bf16, fp32), whose mixed-dtype loop took 1.5x as long here)
+                chunk = logits[rows].to(exact, copy=bias is not None)
+                if bias is not None:
+                    chunk.add_(bias)
                 top = chunk.amax(dim=-1, keepdim=True)
                 picked = chunk.gather(1, tc[:, None]).squeeze(1)
                 chunk.sub_(top).exp_()  # exp(z - max), once: for the loss and for the gradient
