@@ -6,9 +6,9 @@ cores: 0.75 ms in bf16, 2.6 ms in fp32, against 0.11 ms, per million values). He
 writes the mask straight in the input's dtype, 1 where kept and 0 where dropped, from a counter-based hash
 (splitmix64 of a seed and the position: 4 draws of 16 bits per hash); the output is ``x * mask * scale``.
 For float32 and bfloat16 one compiled pass draws the mask and writes the output, with the bits of that
-product (the product in float32, rounded to bfloat16 to nearest even as torch rounds): 0.8 ms -> 0.3 ms
-per million bf16 values here, a tenth of a small BERT's bf16 step. The backward pass regenerates the same
-mask from the seed instead of keeping it.
+product (the product in float32, rounded to bfloat16 to nearest even as torch rounds): 0.85 -> 0.57 ms per
+million bf16 values here (dropout was 15% of a small BERT's bf16 step). The backward pass regenerates the
+same mask from the seed instead of keeping it.
 
 A value is dropped with probability ``round(p * 65536) / 65536`` (p = 0.1 -> 0.100006) and the kept ones are
 scaled by the inverse of the kept share. Each call draws its seed from torch's default generator, so
