@@ -19,6 +19,7 @@ from warmstart.models.encoder_decoder import EncoderDecoder
 from warmstart.nn.block import Block, BlockSpec
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.relative_bias import RelativePositionBias
+from warmstart.nn.rms_norm import RMSNorm
 
 FEED_FORWARD = {
     "relu": ("relu", False),
@@ -89,8 +90,8 @@ class T5Model(EncoderDecoder):
         buckets, distance = c.relative_attention_num_buckets, c.relative_attention_max_distance
         self.encoder_bias = RelativePositionBias(buckets, distance, c.num_heads, bidirectional=True)
         self.decoder_bias = RelativePositionBias(buckets, distance, c.num_heads, bidirectional=False)
-        self.encoder_norm = nn.RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
-        self.decoder_norm = nn.RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
+        self.encoder_norm = RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
+        self.decoder_norm = RMSNorm(c.d_model, eps=c.layer_norm_epsilon)
         self.drop = Dropout(c.dropout_rate)
         self.lm_head = None if c.tie_word_embeddings else nn.Linear(c.d_model, c.vocab_size, bias=False)
         self._init()

@@ -14,6 +14,7 @@ from torch import nn
 from warmstart.nn.attention import Attention
 from warmstart.nn.dropout import Dropout
 from warmstart.nn.mlp import MLP
+from warmstart.nn.rms_norm import RMSNorm
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def cache_length(past) -> int:
 
 def norm(spec: BlockSpec) -> nn.Module:
     if spec.rms_norm:
-        return nn.RMSNorm(spec.hidden, eps=spec.eps)
+        return RMSNorm(spec.hidden, eps=spec.eps)
     return nn.LayerNorm(spec.hidden, eps=spec.eps)
 
 
