@@ -1,6 +1,9 @@
 """T5's RMSNorm: the compiled CPU training pass agrees with torch's RMSNorm in float64 (outputs, the input's
 and the weight's gradients, also under bf16 autocast), and evaluation runs torch's own, bit for bit."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -46,3 +49,29 @@ def test_evaluation_is_torchs_own_and_the_keys_are_nn_rmsnorms():
     x = torch.randn(2, 9, 64)
     with torch.no_grad():
         assert torch.equal(ours(x), theirs(x))
+
+
+COMPILED_FIRST = """
+import torch
+from warmstart.nn.rms_norm import RMSNorm
+torch.manual_seed(2)
+eager = torch.nn.Sequential(torch.nn.Linear(16, 16), RMSNorm(16, eps=1e-6))
+x = torch.randn(4, 16)
+got = torch.compile(eager)(x)  # first: the numba loops are first met inside dynamo's tracing
+got.sum().backward()
+grads = [p.grad.clone() for p in eager.parameters()]
+eager.zero_grad()
+want = eager(x)
+want.sum().backward()
+torch.testing.assert_close(got, want)
+for p, g in zip(eager.parameters(), grads, strict=True):
+    torch.testing.assert_close(p.grad, g)
+print("same")
+"""
+
+
+def test_under_torch_compile_the_loops_run_outside_the_graph():
+    """train.compile: a compiled model trains through the numba pass (a graph break) as eager does, also
+    when torch.compile meets it first (a fresh process: numba's first compilation inside dynamo failed)."""
+    done = subprocess.run([sys.executable, "-c", COMPILED_FIRST], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-2000:]

@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from warmstart.nn.outside_compile import outside_compile
+
 
 @numba.njit(nogil=True, cache=True, fastmath=True)
 def _forward(x, w, eps, y, rstd):
@@ -76,5 +78,9 @@ class RMSNorm(nn.RMSNorm):
         )
         if not compiled:
             return super().forward(x)
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
-        return _Compiled.apply(x, self.weight, eps)
+        return _compiled(x, self.weight, torch.finfo(x.dtype).eps if self.eps is None else self.eps)
+
+
+@outside_compile  # train.compile: the numba loops stay outside the graph (a graph break), as the dropout's
+def _compiled(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return _Compiled.apply(x, weight, eps)
