@@ -36,20 +36,20 @@ def attend(q, k, v, mask=None, dropout: float = 0.0, causal: bool = False, scale
     scores = torch.matmul(q * scale if exact and scale != 1 else q, k.transpose(-2, -1))
     if not exact:
         scores = scores.float() * scale
-    if mask is not None and mask.dtype != torch.bool:
+    allowed = None
+    if mask is not None and mask.dtype == torch.bool:
+        allowed = mask
+    elif mask is not None:
         scores = scores + mask  # bf16 scores + a float32 mask (T5's bias) sum in float32, as SDPA's math
-    blocked = _blocked(scores, mask if mask is not None and mask.dtype == torch.bool else None, causal)
-    if blocked is not None:
-        scores = scores + blocked
+    if allowed is not None or causal:
+        scores = scores + _blocked(scores, allowed, causal)
     probs = drop(scores.softmax(-1).to(v.dtype), dropout)
     return torch.matmul(probs, v)
 
 
-def _blocked(scores: torch.Tensor, mask: torch.Tensor | None, causal: bool) -> torch.Tensor | None:
+def _blocked(scores: torch.Tensor, mask: torch.Tensor | None, causal: bool) -> torch.Tensor:
     """-inf where a key may not be attended (``mask`` False, or a future key when ``causal``), 0 elsewhere,
     in the scores' dtype: an add, a third of ``masked_fill``'s time here, and exact."""
-    if mask is None and not causal:
-        return None
     queries, keys = scores.shape[-2:]
     out = torch.zeros(queries if causal else 1, keys, dtype=scores.dtype, device=scores.device)
     if causal:
