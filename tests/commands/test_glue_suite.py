@@ -1,7 +1,8 @@
-"""`warmstart evaluate-suite glue`: the GLUE tasks read from glue_data/ in the original TSV layout, each
-finetuned from a tiny pretrained run and scored with its official metric; the table and its average."""
+"""`warmstart evaluate-suite glue`: the GLUE tasks read from glue_data/ in the original TSV layout, or from
+the hub's layout (nyu-mll/glue's parquet files and configs, in a local folder given as hf:FOLDER, through the
+same `datasets.load_dataset` call as the hub's name), each finetuned from a tiny pretrained run and scored
+with its official metric; the table and its average."""
 
-import csv
 import json
 import socket
 
@@ -10,77 +11,20 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from tests.helpers.cli import assert_one_line_error, run
+from tests.helpers.glue import NLI, snippets, write_glue, write_glue_hub
 from warmstart.data.glue import TASKS, read_task
 from warmstart.tasks.glue_metrics import mcc, spearman
-
-MNLI = ["index", "promptID", "pairID", "genre", "sentence1_binary_parse", "sentence2_binary_parse",
-        "sentence1_parse", "sentence2_parse", "sentence1", "sentence2", "label1"]  # fmt: skip
-NLI = ("entailment", "neutral", "contradiction")
-
-
-def _snippets(rt_small):
-    with open(rt_small, encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    return [(" ".join(r["text"].replace('"', "'").split()), r["label"] == "fresh") for r in rows]
-
-
-def _rows(task, i, text, pair, good):
-    """One TSV row of ``task`` in its original column layout."""
-    label = "1" if good else "0"
-    return {
-        "cola": ["gj04", label, "" if good else "*", text],
-        "sst2": [text, label],
-        "mrpc": [label, str(1000 + i), str(2000 + i), text, pair],
-        "stsb": [str(i), "main-captions", "MSRvid", "2012test", str(i), "none", "none", text, pair,
-                 f"{(4.2 if good else 0.8) + (i % 5) / 10:.3f}"],
-        "qqp": [str(i), str(2 * i), str(2 * i + 1), text, pair, label],
-        "mnli": [str(i), str(i), f"{i}e", "fiction", "( x )", "( y )", "(ROOT x)", "(ROOT y)", text, pair,
-                 NLI[i % 3], NLI[i % 3]],
-        "qnli": [str(i), text, pair, "entailment" if good else "not_entailment"],
-        "rte": [str(i), text, pair, "entailment" if good else "not_entailment"],
-        "wnli": [str(i), text, pair, label],
-    }[task]  # fmt: skip
-
-
-HEADERS = {
-    "sst2": ["sentence", "label"],
-    "mrpc": ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"],
-    "stsb": ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",
-             "sentence2", "score"],
-    "qqp": ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"],
-    "mnli": MNLI + ["gold_label"],
-    "qnli": ["index", "question", "sentence", "label"],
-    "rte": ["index", "sentence1", "sentence2", "label"],
-    "wnli": ["index", "sentence1", "sentence2", "label"],
-}  # fmt: skip
-
-
-def write_glue(root, snippets, train=40, dev=16):
-    """glue_data/ with every task's train and dev TSVs (MNLI: dev_matched, dev_mismatched)."""
-    for name, task in TASKS.items():
-        folder = root / task.folder
-        folder.mkdir(parents=True)
-        for file, start, count in [("train", 0, train)] + [(d, train + k * dev, dev) for k, (d, _) in
-                                                            enumerate(task.dev)]:  # fmt: skip
-            lines = []
-            if name in HEADERS:
-                header = HEADERS[name]
-                if name == "mnli" and file != "train":  # dev: five annotators' labels
-                    header = MNLI + ["label2", "label3", "label4", "label5", "gold_label"]
-                lines.append(header)
-            for i in range(start, start + count):
-                text, good = snippets[i]
-                row = _rows(name, i, text, snippets[-1 - i][0], good)
-                if name == "mnli" and file != "train":
-                    row = row[:-1] + [row[-1]] * 4 + [row[-1]]
-                lines.append(row)
-            (folder / f"{file}.tsv").write_text("".join("\t".join(r) + "\n" for r in lines), encoding="utf-8")
-    return root
 
 
 @pytest.fixture
 def glue_dir(rt_small, tmp_path):
-    return write_glue(tmp_path / "glue_data", _snippets(rt_small))
+    return write_glue(tmp_path / "glue_data", snippets(rt_small))
+
+
+@pytest.fixture
+def glue_hub(rt_small, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))  # the datasets cache: the test's own
+    return write_glue_hub(tmp_path / "glue_hub", snippets(rt_small))
 
 
 def test_every_task_is_read_from_its_original_layout(glue_dir):
@@ -96,6 +40,14 @@ def test_every_task_is_read_from_its_original_layout(glue_dir):
     assert {r["label"] for r in cola} == {"0", "1"}
     assert not any(r["text"] in ("", "*") for r in cola)  # the 4th column, not the judgment marker
     assert read_task(str(glue_dir), "mnli")["dev_mismatched"][0]["label"] in NLI
+
+
+def test_the_hubs_copy_reads_as_the_original_tsvs(glue_dir, glue_hub):
+    """Every task from the hub's layout: the same records as from the TSVs (the columns the hub renamed,
+    class indices as the TSVs write them or by name for MNLI/QNLI/RTE, STS-B's float32 scores), the unlabeled
+    test splits left out."""
+    for name in TASKS:
+        assert read_task(f"hf:{glue_hub}", name) == read_task(str(glue_dir), name), name
 
 
 def test_metrics_match_the_reference_implementations():
@@ -167,3 +119,14 @@ def test_bad_inputs_are_one_line(glue_dir, tiny_pretrained, tmp_path, capsys, mo
     assert_one_line_error(code, err, "could not load hf:nyu-mll/glue", "--glue-dir")
     assert lookups == []  # the hub was not asked (it was, through ~25 s of retries)
     assert not (tmp_path / "suite").exists()
+
+
+def test_the_suite_runs_from_the_hubs_layout(glue_dir, glue_hub, tiny_pretrained, tmp_path, capsys):
+    out = tmp_path / "suite"
+    args = ["evaluate-suite", "glue", "--init", tiny_pretrained, "--tasks", "rte,stsb", "--max-steps", 2]
+    code, stdout, err = run(capsys, *args, "--batch-size", 8, "--glue-dir", f"hf:{glue_hub}", "--out", out)
+    assert code == 0, err
+    assert "| RTE | accuracy |" in stdout and "| STS-B | pearson / spearman |" in stdout
+    rows = [json.loads(line) for line in (out / "predictions" / "rte-dev.jsonl").read_text().splitlines()]
+    assert [r["gold"] for r in rows] == [r["label"] for r in read_task(str(glue_dir), "rte")["dev"]]
+    assert {r["predicted"] for r in rows} <= {"entailment", "not_entailment"}

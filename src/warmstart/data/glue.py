@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from warmstart.data.hf_hub import OFFLINE, hf_offline, no_hub, offline_flags
 from warmstart.errors import WarmstartError
 
@@ -27,7 +29,8 @@ HUB = "hf:nyu-mll/glue"
 @dataclass(frozen=True)
 class GlueTask:
     """Where one task's TSVs are and which columns hold what (a column name, or an index without header);
-    ``hub``: the same columns in the hub's copy; ``dev``: the dev files, and the hub's splits for them."""
+    ``hub``: the same columns in the hub's copy; ``dev``: the dev files, and the hub's splits for them;
+    ``named``: the TSVs' labels are the hub's class names ("entailment"), not their indices ("0", "1")."""
 
     folder: str
     text: str | int
@@ -36,6 +39,7 @@ class GlueTask:
     hub: tuple[str, str | None]
     dev: tuple[tuple[str, str], ...] = (("dev", "validation"),)
     regression: bool = False
+    named: bool = False
 
 
 TASKS = {
@@ -51,9 +55,10 @@ TASKS = {
         "gold_label",
         ("premise", "hypothesis"),
         dev=(("dev_matched", "validation_matched"), ("dev_mismatched", "validation_mismatched")),
+        named=True,
     ),  # fmt: skip
-    "qnli": GlueTask("QNLI", "question", "sentence", "label", ("question", "sentence")),
-    "rte": GlueTask("RTE", "sentence1", "sentence2", "label", ("sentence1", "sentence2")),
+    "qnli": GlueTask("QNLI", "question", "sentence", "label", ("question", "sentence"), named=True),
+    "rte": GlueTask("RTE", "sentence1", "sentence2", "label", ("sentence1", "sentence2"), named=True),
     "wnli": GlueTask("WNLI", "sentence1", "sentence2", "label", ("sentence1", "sentence2")),
 }
 
@@ -165,9 +170,21 @@ def _from_hub(source: str, name: str, task: GlueTask) -> dict[str, list[dict]]:
     splits = {"train": "train", **{dev: hub for dev, hub in task.dev}}
     out = {}
     for split, hub_split in splits.items():
+        rows = loaded[hub_split]
+        label = _hub_label(task, rows.features["label"])
         out[split] = [
-            _record(row[text], row[pair] if pair else None, row["label"], task, f"{source} {name}")
-            for row in loaded[hub_split]
-            if row["label"] != -1
+            _record(row[text], row[pair] if pair else None, label(row["label"]), task, f"{source} {name}")
+            for row in rows
+            if row["label"] != -1  # the test splits: no labels
         ]
     return out
+
+
+def _hub_label(task: GlueTask, feature):
+    """The hub's label as the TSVs write it: a class index as "0"/"1", or its name where the TSVs use names
+    (MNLI, QNLI, RTE); STS-B's float32 score as its shortest decimal (4.3, as the TSV's "4.300" reads)."""
+    if task.regression:
+        return lambda value: float(str(np.float32(value)))
+    if task.named:
+        return lambda value: feature.names[value]
+    return str
