@@ -95,7 +95,7 @@ class BartModel(EncoderDecoder):
         self.embed_scale = math.sqrt(c.d_model) if c.scale_embedding else 1.0
         init_weights(self, c.init_std)
 
-    def embed(self, ids, decoder: bool, offset: int = 0):
+    def embed(self, ids, decoder: bool, offset: int = 0, tokens=None):
         t = ids.shape[1]
         if offset + t > self.config.max_position_embeddings:
             raise WarmstartError(
@@ -105,7 +105,8 @@ class BartModel(EncoderDecoder):
         positions = self.decoder_positions if decoder else self.encoder_positions
         norm = self.decoder_embed_norm if decoder else self.encoder_embed_norm
         pos = positions.weight[offset + POSITION_OFFSET : offset + t + POSITION_OFFSET]
-        return self.drop(norm(self.shared(ids) * self.embed_scale + pos))
+        tokens = self.shared(ids) if tokens is None else tokens
+        return self.drop(norm(tokens * self.embed_scale + pos))
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         h, weight, bias = self.linear_head(hidden)

@@ -121,8 +121,8 @@ class T5Model(EncoderDecoder):
                     lin.weight.normal_(0, f * d**-0.5)
             block.mlp.down.weight.normal_(0, f * c.d_ff**-0.5)
 
-    def embed(self, ids, decoder: bool, offset: int = 0):
-        return self.drop(self.shared(ids))
+    def embed(self, ids, decoder: bool, offset: int = 0, tokens=None):
+        return self.drop(self.shared(ids) if tokens is None else tokens)
 
     def position_bias(self, decoder: bool, query_len: int, key_len: int, offset: int = 0):
         return (self.decoder_bias if decoder else self.encoder_bias)(query_len, key_len, offset)
