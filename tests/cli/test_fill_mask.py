@@ -69,7 +69,7 @@ def test_random_twin_differs_and_bad_input_is_one_line(tiny_pretrained, capsys):
 def test_a_mask_past_the_models_length_is_refused(tiny_pretrained, capsys):
     model = FillMask(str(tiny_pretrained))
     long = "[MASK] is a city. " + "It lies on a river. " * 30 + "Its mayor is [MASK]."
-    said = rf"2 \[MASK\]s but only 1 within the model's {model.max_length} tokens"
+    said = rf"2 x \[MASK\] but only 1 within the model's {model.max_length} tokens"
     with pytest.raises(WarmstartError, match=said):
         model.fill(long)  # before: one mask answered, the second dropped without a word
     assert len(model.fill(long[:60] + "[MASK].")["masks"]) == 2  # both within: both answered

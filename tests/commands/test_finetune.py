@@ -69,6 +69,15 @@ def test_finetune_evaluate_predict(tiny_pretrained, rt_small, tmp_path, capsys):
     assert main(["predict", str(run), "--input", str(table), "--out", str(tmp_path / "t.jsonl")]) == 0
     said = capsys.readouterr().err
     assert re.search(r"\d/3 \[", said) and "3 predictions written" in said  # a row with no text: none
+    # texts typed after an option, before and after it: all of them, in order (argparse kept those before)
+    capsys.readouterr()
+    assert main(["predict", str(run), "one text", "--out", str(tmp_path / "o.jsonl"), "two", "three"]) == 0
+    typed = [json.loads(line)["text"] for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert typed == ["one text", "two", "three"]
+    with pytest.raises(SystemExit) as exited:
+        main(["predict", str(run), "--out", str(tmp_path / "o.jsonl"), "x", "--topk", "2"])
+    assert exited.value.code == 2
+    assert "unrecognized arguments: x --topk" in capsys.readouterr().err  # a flag among them: still an error
     for p in preds:
         assert p["label"] in ("fresh", "rotten") and sum(p["probabilities"].values()) == pytest.approx(
             1, abs=1e-4

@@ -6,6 +6,8 @@ import pytest
 import yaml
 
 from tests.helpers.data import choice_records
+from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import saved_task
 from warmstart.cli.main import main
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import TaskConfig
@@ -66,6 +68,16 @@ def test_qa_on_wiki_qa(tiny_pretrained, tmp_path, capsys):
     assert main(["predict", str(run), "--input", str(src)]) == 0
     (pred,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert pred["answer"] == "Paris is the capital of France."[pred["start"] : pred["end"]]
+    # every wiki-qa question has an answer: the run saved that it never answers "", whatever predict reads
+    card = RunCard.read(json.loads((run / "best" / "config.json").read_text()))
+    assert saved_task(card.task).cfg.null_answers is False
+    assert pred["start"] >= 0 and pred["answer"]
+    question = {"question": "What is Paris?", "context": "Paris is the capital of France."}
+    golds = [[{"text": "the capital", "answer_start": 9}], {"text": ["the capital"], "answer_start": [9]}, []]
+    src.write_text("".join(json.dumps({**question, "answers": g}) + "\n" for g in golds))
+    assert main(["predict", str(run), "--input", str(src)]) == 0
+    again = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(p["answer"], p["start"]) for p in again] == [(pred["answer"], pred["start"])] * 3
     # plain text is refused for QA with one clear line
     src.write_text("What is Paris?\n")
     assert main(["predict", str(run), "--input", str(src)]) == 2

@@ -40,6 +40,10 @@ def test_every_task_is_read_from_its_original_layout(glue_dir):
     assert {r["label"] for r in cola} == {"0", "1"}
     assert not any(r["text"] in ("", "*") for r in cola)  # the 4th column, not the judgment marker
     assert read_task(str(glue_dir), "mnli")["dev_mismatched"][0]["label"] in NLI
+    before = {name: read_task(str(glue_dir), name) for name in ("mrpc", "cola")}
+    for tsv in (glue_dir / "MRPC" / "train.tsv", glue_dir / "CoLA" / "dev.tsv"):  # a byte-order mark first
+        tsv.write_bytes(b"\xef\xbb\xbf" + tsv.read_bytes())
+    assert {name: read_task(str(glue_dir), name) for name in ("mrpc", "cola")} == before
 
 
 def test_the_hubs_copy_reads_as_the_original_tsvs(glue_dir, glue_hub):

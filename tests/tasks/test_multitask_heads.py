@@ -13,7 +13,8 @@ from safetensors.torch import load_file
 from tests.helpers.cli import assert_one_line_error
 from tests.helpers.multitask import FAST, flags
 from tests.helpers.runs import Interrupt, stop_at
-from warmstart.checkpoints.load import load_finetuned, read_pretrained
+from warmstart.checkpoints.card import RunCard
+from warmstart.checkpoints.load import load_finetuned, read_pretrained, saved_task
 from warmstart.cli.main import main
 from warmstart.commands.finetune import finetune
 from warmstart.data.mixing import mixing_rates
@@ -97,6 +98,8 @@ def test_each_task_is_scored_with_its_own_metric(mt_run):
     mains = [100 * test["rotten-tomatoes/accuracy"], 100 * test["brown-pos-universal/accuracy"]]
     assert test["average"] == pytest.approx((sum(mains) + test["wiki-qa/f1"]) / 3)
     assert metrics["sizes"]["validation"] == 8 + 8 + 8
+    saved = json.loads((mt_run / "best" / "config.json").read_text())
+    assert saved_task(RunCard.read(saved).task).cfg.null_answers is False  # wiki-qa: every question answered
     logged = [json.loads(x) for x in (mt_run / "metrics.jsonl").read_text().splitlines()]
     train = [r for r in logged if r["split"] == "train"]
     for name in ("rotten-tomatoes", "brown-pos-universal", "wiki-qa"):

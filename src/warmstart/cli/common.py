@@ -133,6 +133,20 @@ def leaf_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ar
         parser = subs.choices[getattr(args, subs.dest)]
 
 
+def trailing_positionals(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> list:
+    """Texts typed after an option (``predict RUN --head sst2 "a text"``) go to the command's list of texts:
+    argparse fills a ``nargs="*"`` positional from the words before the first option only, and leaves the
+    rest unrecognised. Nothing moves while a flag is among the rest (that stays an error). The rest left."""
+    lists = [
+        a for a in parser._actions if not a.option_strings and a.nargs in ("*", "+") and a.dest != "overrides"
+    ]
+    if len(lists) != 1 or any(x.startswith("-") and len(x) > 1 for x in extra):
+        return extra
+    dest = lists[0].dest
+    setattr(args, dest, list(getattr(args, dest) or []) + list(extra))
+    return []
+
+
 def raw_epilog(p: argparse.ArgumentParser, text: str) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = text

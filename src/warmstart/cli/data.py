@@ -148,7 +148,7 @@ def add_tokenizer(sub) -> None:
     tok = sub.add_parser("tokenizer", help="train tokenizers and show how they cut words").add_subparsers(
         dest="tok_cmd", required=True
     )
-    tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE or Unigram tokenizer")
+    tt = tok.add_parser("train", help="train a WordPiece, byte-level BPE, Unigram or whole-word tokenizer")
     tt.add_argument(
         "--kind",
         default="wordpiece",

@@ -109,9 +109,10 @@ def add_prompt(sub) -> None:
     from warmstart.commands.prompt import PromptConfig
     from warmstart.config import help_text
 
-    pm = sub.add_parser("prompt", help="zero- and few-shot classification by prompting a gpt2 run")
+    said = "zero- and few-shot classification by prompting a gpt2, t5 or bart run"
+    pm = sub.add_parser("prompt", help=said)
     raw_epilog(pm, help_text(PromptConfig))
-    pm.add_argument("run", help="gpt2 run directory (its final model) or model directory")
+    pm.add_argument("run", help="gpt2, t5 or bart run directory (its final model) or model directory")
     data_flag(pm, "labeled dataset name or file", dest="dataset")
     pm.add_argument("--split", default="test", choices=["validation", "test"], help="split scored")
     config_flags(pm, config_rows(PromptConfig), PROMPT_FLAGS)

@@ -190,9 +190,11 @@ def _main(argv: list[str] | None) -> int:
     if hasattr(args, "overrides"):
         args.overrides = list(args.overrides) + [x for x in extra if "=" in x and not x.startswith("-")]
         extra = [x for x in extra if x not in args.overrides]
-    if extra:  # the chosen command's usage, and the flag it has that was probably meant
-        from warmstart.cli.common import leaf_parser, unknown_arguments
+    if extra:
+        from warmstart.cli.common import leaf_parser, trailing_positionals, unknown_arguments
 
         leaf = leaf_parser(parser, args)
+        extra = trailing_positionals(leaf, args, extra)
+    if extra:  # the chosen command's usage, and the flag it has that was probably meant
         leaf.error(unknown_arguments(leaf, extra))
     return _run(args)

@@ -155,7 +155,7 @@ def finetune(
     task.bind(init.tokenizer, init.config_json, family_of(init.config_json))
     cfg = _checked(cfg, init, explicit, resume)
     records, dataset_name = task_splits(task, cfg)
-    cfg = problem_from_labels(cfg, task, records["train"], explicit, resume)  # scores, lists of labels
+    cfg = task.settle(problem_from_labels(cfg, task, records["train"], explicit, resume), records["train"])
     fingerprint = records_fingerprint(records)
     if resume:  # ... and so is data that is not what the run started on
         check_fingerprint(Path(resume), fingerprint)

@@ -98,7 +98,7 @@ def _read_tsv(path: Path, task: GlueTask) -> list[dict]:
         raise WarmstartError(
             f"{path} not found", f"--glue-dir needs {task.folder}/{path.name} in the original GLUE layout"
         )
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:  # MRPC's TSVs start with a byte-order mark
         rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
     if isinstance(task.text, str):
         header, rows = (rows[0] if rows else []), rows[1:]

@@ -111,7 +111,7 @@ class FillMask:
             )
         if len(where) < given:  # the model reads max_length tokens: a mask past them would go unanswered
             raise WarmstartError(
-                f"the text has {given} {self.mask_token}s but only {len(where)} within the model's "
+                f"the text has {given} x {self.mask_token} but only {len(where)} within the model's "
                 f"{self.max_length} tokens (mask {len(where) + 1} on is cut off): {text[:80]!r}",
                 f"shorten the text before mask {len(where) + 1}, or split it into texts of at most "
                 f"{self.max_length} tokens",

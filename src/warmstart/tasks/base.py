@@ -65,6 +65,12 @@ class TaskConfig:
     doc_stride: int = opt(64, "extractive QA: tokens of overlap between windows of a long context")
     max_answer_length: int = opt(30, "extractive QA: longest answer span in tokens")
     n_best: int = opt(20, "extractive QA: start and end candidates considered per window")
+    null_answers: bool | None = opt(
+        None,
+        "extractive QA: may an answer be empty (SQuAD v2's unanswerable questions; transformers' "
+        "version_2_with_negative): true or false; not given: true when a training question has no answer. "
+        "A finetuned run keeps what its training used, so predict answers alike whatever its input holds",
+    )
     unseen_tags: str = opt(
         "refuse",
         "tagging: a validation/test tag the training split lacks is refused with the count (refuse), "
@@ -156,6 +162,11 @@ class Task:
         """The run's label names from its splits: the training split's (tagging with task.unseen_tags=keep
         adds the other splits' tags)."""
         return self.labels(splits["train"])
+
+    def settle(self, cfg, train: list[dict]):
+        """The finetune ``cfg`` with the task options its training records decide (extractive QA's
+        task.null_answers); the run saves them, so that evaluation and predict do as training did."""
+        return cfg
 
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> Features:
         """Tokenize one split. ``where`` names it in errors ("rotten-tomatoes (validation)")."""

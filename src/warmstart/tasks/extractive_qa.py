@@ -7,6 +7,8 @@ SQuAD exact match / F1: ``qa_decode``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -110,12 +112,30 @@ class ExtractiveQATask(Task):
     def encode(self, records: list[dict], tokenizer, labels: list[str], where: str) -> QAFeatures:
         """Windows of ``max_length`` tokens overlapping by ``doc_stride`` (see ``qa_windows``). A question
         that would leave fewer than ``doc_stride + 1`` context tokens per window is truncated to fit."""
-        return QAFeatures(records, tokenizer, self.cfg.max_length, self.cfg.doc_stride, where)
+        cfg = self.cfg
+        return QAFeatures(records, tokenizer, cfg.max_length, cfg.doc_stride, where, cfg.null_answers)
+
+    def settle(self, cfg, train: list[dict]):
+        return settled_null_answers(cfg, self, train)
 
     def build(self, encoder: nn.Module, labels: list[str]) -> QuestionAnswering:
         if generative(encoder):
             return DecoderQA(encoder, self.cfg.n_best, self.cfg.max_answer_length, self.token_ids)
         return QuestionAnswering(encoder, self.cfg.n_best, self.cfg.max_answer_length)
+
+
+def settled_null_answers(cfg, task, train: list[dict]):
+    """``cfg`` with task.null_answers decided from the training split when not given (true when a training
+    question has no answer), ``task`` and its members (an encoder multitask) reading it: the run saves the
+    decision, and evaluation and predict use it. ``cfg`` unchanged for data without questions."""
+    questions = [r for r in train if isinstance(r, dict) and "question" in r and "answers" in r]
+    if cfg.task.null_answers is not None or not questions:
+        return cfg
+    settled = dataclasses.replace(cfg.task, null_answers=any(not r["answers"] for r in questions))
+    task.cfg = settled
+    for member in getattr(task, "members", {}).values():
+        member.cfg = dataclasses.replace(member.cfg, null_answers=settled.null_answers)
+    return dataclasses.replace(cfg, task=settled)
 
 
 class DecoderQA(QuestionAnswering):

@@ -332,6 +332,13 @@ class MultitaskTask(TextToTextTask):
     def labels(self, records: list[dict]) -> list[str]:
         return self.heads.labels(records) if self.heads else super().labels(records)
 
+    def settle(self, cfg, train: list[dict]):
+        if not self.heads:
+            return super().settle(cfg, train)
+        cfg = self.heads.settle(cfg, train)
+        self.cfg = cfg.task
+        return cfg
+
     def accepts(self, kind: str) -> bool:
         return self.heads.accepts(kind) if self.heads else super().accepts(kind)
 

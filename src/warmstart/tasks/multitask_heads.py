@@ -46,7 +46,7 @@ from warmstart.data.options import SPLITS, data_options, split_files
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import FITS, Features, Task
 from warmstart.tasks.classification import ClassificationTask
-from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering
+from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering, settled_null_answers
 from warmstart.tasks.joint import unshare
 from warmstart.tasks.multiple_choice import MultipleChoiceTask
 from warmstart.tasks.tagging import TaggingTask
@@ -224,6 +224,9 @@ class HeadsMultitask(Task):
             if self.bound:
                 self.members[name].bind(*self.bound)
         return self.members[name]
+
+    def settle(self, cfg, train: list[dict]):
+        return settled_null_answers(cfg, self, train)  # its QA members'
 
     def read_splits(self, cfg, specs: list[tuple[str, str | None]]) -> tuple[dict[str, list[dict]], str]:
         """Every member's splits, each record tagged with its member's ``task``; sets ``self.mixture``."""

@@ -57,6 +57,26 @@ def answer_tokens(offsets: list[tuple[int, int]], char_start: int, char_end: int
     return (first, last) if first <= last else (-1, -1)
 
 
+def _answer_list(record: dict, where: str) -> list:
+    """A record's answers as [{text, answer_start}], from that or from the datasets library's layout
+    ({"text": [...], "answer_start": [...]})."""
+    answers = record["answers"]
+    if isinstance(answers, dict) and isinstance(answers.get("text"), list):
+        texts, starts = answers["text"], answers.get("answer_start")
+        if not isinstance(starts, list) or len(starts) != len(texts):
+            raise WarmstartError(
+                f"{where}: question {record['id']}: {len(texts)} answer text(s), answer_start {starts!r}",
+                'give as many offsets as texts: {"text": [...], "answer_start": [...]}',
+            )
+        answers = [{"text": t, "answer_start": s} for t, s in zip(texts, starts, strict=True)]
+    if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
+        raise WarmstartError(
+            f"{where}: question {record['id']}: answers must be a list of {{text, answer_start}} objects",
+            'write "answers": [{"text": "...", "answer_start": 0}] ([] when unanswerable)',
+        )
+    return answers
+
+
 def check_record(record: dict, where: str, number: int) -> None:
     """A QA record has id, question, context and answers whose offsets match the context."""
     missing = [key for key in ("id", "question", "context", "answers") if key not in record]
@@ -65,7 +85,8 @@ def check_record(record: dict, where: str, number: int) -> None:
             f"{where}: record {number} has no {', '.join(missing)}",
             "QA records need id, question, context and answers ([] when unanswerable)",
         )
-    for answer in record["answers"]:
+    answers = record["answers"] = _answer_list(record, where)
+    for answer in answers:
         start, text = answer.get("answer_start"), answer.get("text")
         if not isinstance(text, str) or type(start) is not int:
             raise WarmstartError(
@@ -81,14 +102,17 @@ class QAFeatures(Features):
     """The windows of one split, in example order (an example's windows are consecutive).
 
     Per window: ids, segment ids, target start/end token, its example's index and ``offsets`` (per token: the
-    (start, end) characters in the context, None off the context). ``allow_null`` is True when some record
-    of the split has no answer (SQuAD v2 data): decoding may then answer "".
+    (start, end) characters in the context, None off the context). ``allow_null`` (task.null_answers): may
+    decoding answer "" (SQuAD v2); None: when some record of the split has no answer (a run decides it once
+    from its training split, so that a prediction does not depend on what else its input holds).
     """
 
     def num_examples(self) -> int:
         return len(self.examples)
 
-    def __init__(self, records: list[dict], tokenizer, max_length: int, doc_stride: int, where: str):
+    def __init__(
+        self, records: list[dict], tokenizer, max_length: int, doc_stride: int, where: str, allow_null=None
+    ):
         backend = tokenizer.backend
         before, middle, after, (q_type, c_type) = pair_template(backend)
         specials = len(before) + len(middle) + len(after)
@@ -102,7 +126,7 @@ class QAFeatures(Features):
         for number, record in enumerate(records):
             check_record(record, where, number)
         self.pad_id = tokenizer.pad_id if tokenizer.pad_id is not None else 0
-        self.allow_null = any(not r["answers"] for r in records)
+        self.allow_null = any(not r["answers"] for r in records) if allow_null is None else allow_null
         self.examples = [
             {"id": r["id"], "context": r["context"], "answers": [a["text"] for a in r["answers"]]}
             for r in records
