@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from warmstart.data import choice, compressed, conll, inline, readers, split_files, squad
+from warmstart.data import choice, compressed, conll, inline, readers, split_files, squad, squad_rows
 from warmstart.data.dataset import SPLIT_NAMES, DataOptions, Dataset
 from warmstart.data.globbed import globbed, is_pattern
 from warmstart.data.hf_hub import hf_dataset, saved_folder
@@ -53,8 +53,8 @@ def _is_path(name: str) -> bool:
 
 
 def _special_local(path: Path, columns: list[str], options: DataOptions) -> Dataset | None:
-    """CoNLL tagging files, SQuAD JSON, multiple-choice tables and JSON; None for plain text/label tables
-    (a .json list of rows among them)."""
+    """CoNLL tagging files, SQuAD JSON or rows, multiple-choice tables and JSON; None for plain text/label
+    tables (a .json list of rows among them)."""
 
     suffix = compressed.kind(path)
     if suffix == ".conll":
@@ -65,6 +65,12 @@ def _special_local(path: Path, columns: list[str], options: DataOptions) -> Data
         )
     elif suffix == ".json" and not choice.is_choice_json(path) and readers.json_records(path) is None:
         kind, what, read = "qa", "SQuAD v1/v2 JSON", lambda: squad.iter_squad(path)
+    elif squad_rows.is_squad_rows(path, columns):
+        kind, what, read = (
+            "qa",
+            "SQuAD rows (question, context, answers)",
+            lambda: squad_rows.iter_squad_rows(path),
+        )
     elif (suffix == ".json" and choice.is_choice_json(path)) or (
         suffix != ".txt" and choice.is_choice_file(columns)
     ):
