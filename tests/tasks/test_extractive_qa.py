@@ -1,5 +1,7 @@
 """Extractive QA: windows over real wiki-qa contexts, the head's loss, decoding and a short training run."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -8,7 +10,7 @@ from warmstart.data.wiki_qa import wiki_qa_records
 from warmstart.errors import WarmstartError
 from warmstart.models.bert import BertModel
 from warmstart.tasks.base import EvalBatches, TaskConfig, TrainBatches
-from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering
+from warmstart.tasks.extractive_qa import ExtractiveQATask, QuestionAnswering, settled_null_answers
 from warmstart.tasks.qa_decode import decode
 from warmstart.tokenization.tokenizer import Tokenizer
 from warmstart.train.loop import evaluate
@@ -216,3 +218,28 @@ def test_training_lowers_the_loss(tokenizer, records):
         torch.set_num_threads(threads)
     first, last = sum(losses[:15]) / 15, sum(losses[-15:]) / 15
     assert last < 0.6 * first, (first, last)  # about 3.6 -> 1.2
+
+
+@dataclasses.dataclass
+class Settings:  # the part of a finetune config that settling reads
+    task: TaskConfig
+
+
+@pytest.mark.parametrize(
+    "answers,expected",
+    [
+        ({"text": [], "answer_start": []}, True),  # the datasets layout, unanswerable
+        ({"text": ["a"], "answer_start": [0]}, False),
+        ([], True),
+        ([{"text": "a", "answer_start": 0}], False),
+    ],
+)
+def test_null_answers_are_settled_from_the_training_split(answers, expected):
+    answered = {"question": "q", "context": "a", "answers": [{"text": "a", "answer_start": 0}]}
+    task = ExtractiveQATask(TaskConfig(name="extractive_qa"))
+    cfg = Settings(task.cfg)
+    other = {"question": "q", "context": "a", "answers": answers}
+    settled = settled_null_answers(cfg, task, [answered, other])
+    assert settled.task.null_answers is expected and task.cfg.null_answers is expected
+    given = Settings(TaskConfig(name="extractive_qa", null_answers=not expected))
+    assert settled_null_answers(given, task, [answered]) is given  # what the user set stays

@@ -131,7 +131,9 @@ def settled_null_answers(cfg, task, train: list[dict]):
     questions = [r for r in train if isinstance(r, dict) and "question" in r and "answers" in r]
     if cfg.task.null_answers is not None or not questions:
         return cfg
-    settled = dataclasses.replace(cfg.task, null_answers=any(not r["answers"] for r in questions))
+    answers = [r["answers"] for r in questions]  # a list, or the datasets layout's {"text": [...], ...}
+    unanswered = any(not (a.get("text") if isinstance(a, dict) else a) for a in answers)
+    settled = dataclasses.replace(cfg.task, null_answers=unanswered)
     task.cfg = settled
     for member in getattr(task, "members", {}).values():
         member.cfg = dataclasses.replace(member.cfg, null_answers=settled.null_answers)
