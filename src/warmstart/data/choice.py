@@ -25,6 +25,7 @@ from pathlib import Path
 from warmstart.data import compressed, readers
 from warmstart.data.labels import LabelCheck
 from warmstart.data.lines import Lines
+from warmstart.data.object_rows import object_rows
 from warmstart.errors import WarmstartError
 
 ENDING = re.compile(r"^ending(\d+)$")
@@ -84,18 +85,12 @@ def _rows(path: Path) -> Iterator[tuple[dict, str]]:
     if suffix == ".json":
         yield from json_rows(path) or []
     elif suffix == ".jsonl":
-        for number, line in enumerate(Lines(path), 1):
-            if line.strip():
-                obj = readers.json_object(line, path, number)
-                race = _race_article(obj)
-                for q, row in enumerate(race or [obj], 1):
-                    yield row, f"line {number}" + (f", question {q}" if race else "")
+        for obj, where in object_rows(path):
+            race = _race_article(obj)
+            for q, row in enumerate(race or [obj], 1):
+                yield row, where + (f", question {q}" if race else "")
     elif suffix == ".parquet":
-        n = 0
-        for batch in readers.parquet_file(path).iter_batches(batch_size=4096):
-            for row in batch.to_pylist():
-                n += 1
-                yield row, f"row {n}"
+        yield from object_rows(path)
     else:
         rows = readers.csv_rows(iter(Lines(path)), suffix, path)
         _, header = next(rows, (0, []))

@@ -74,6 +74,36 @@ ANSWER_FIX = (
 )
 
 
+def checked_answers(answers, context: str, where: str) -> list[dict]:
+    """``answers`` as [{"text", "answer_start"}], read from that or from the `datasets` library's parallel
+    lists ({"text": [...], "answer_start": [...]}), each checked against ``context``; errors begin with
+    ``where``."""
+    if isinstance(answers, dict):
+        texts, starts = answers.get("text"), answers.get("answer_start")
+        if not isinstance(texts, list) or not isinstance(starts, list) or len(texts) != len(starts):
+            raise WarmstartError(
+                f"{where}: answers {str(answers)[:80]} has no text and answer_start lists of one length",
+                'write "answers": {"text": ["..."], "answer_start": [0]} (empty lists when unanswerable)',
+            )
+        answers = [{"text": t, "answer_start": s} for t, s in zip(texts, starts, strict=True)]
+    if not isinstance(answers, list):
+        raise WarmstartError(f"{where}: answers is neither a list nor text/answer_start lists", ANSWER_FIX)
+    out = []
+    for answer in answers:
+        text = answer.get("text") if isinstance(answer, dict) else None
+        start = answer.get("answer_start") if isinstance(answer, dict) else None
+        if not isinstance(text, str) or type(start) is not int:
+            raise WarmstartError(
+                f"{where}: an answer has no text or no integer answer_start",
+                'give every answer {"text": str, "answer_start": int}',
+            )
+        problem = answer_problem(context, text, start)
+        if problem:  # a bad offset would silently train the window on "no answer"
+            raise WarmstartError(f"{where}: {problem}", ANSWER_FIX)
+        out.append({"text": text, "answer_start": start})
+    return out
+
+
 def _answers(path: Path, qa: dict, context: str, where: str) -> list[dict]:
     if qa.get("is_impossible"):
         return []

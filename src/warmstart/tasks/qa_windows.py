@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 import torch
 
-from warmstart.data.squad import ANSWER_FIX, answer_problem
+from warmstart.data.squad import checked_answers
 from warmstart.errors import WarmstartError
 from warmstart.tasks.base import Features, encoder_inputs
 
@@ -57,45 +57,17 @@ def answer_tokens(offsets: list[tuple[int, int]], char_start: int, char_end: int
     return (first, last) if first <= last else (-1, -1)
 
 
-def _answer_list(record: dict, where: str) -> list:
-    """A record's answers as [{text, answer_start}], from that or from the datasets library's layout
-    ({"text": [...], "answer_start": [...]})."""
-    answers = record["answers"]
-    if isinstance(answers, dict) and isinstance(answers.get("text"), list):
-        texts, starts = answers["text"], answers.get("answer_start")
-        if not isinstance(starts, list) or len(starts) != len(texts):
-            raise WarmstartError(
-                f"{where}: question {record['id']}: {len(texts)} answer text(s), answer_start {starts!r}",
-                'give as many offsets as texts: {"text": [...], "answer_start": [...]}',
-            )
-        answers = [{"text": t, "answer_start": s} for t, s in zip(texts, starts, strict=True)]
-    if not isinstance(answers, list) or not all(isinstance(a, dict) for a in answers):
-        raise WarmstartError(
-            f"{where}: question {record['id']}: answers must be a list of {{text, answer_start}} objects",
-            'write "answers": [{"text": "...", "answer_start": 0}] ([] when unanswerable)',
-        )
-    return answers
-
-
 def check_record(record: dict, where: str, number: int) -> None:
-    """A QA record has id, question, context and answers whose offsets match the context."""
+    """A QA record has id, question, context and answers whose offsets match the context (its answers are
+    then the list layout, whichever layout they came in)."""
     missing = [key for key in ("id", "question", "context", "answers") if key not in record]
     if missing:
         raise WarmstartError(
             f"{where}: record {number} has no {', '.join(missing)}",
             "QA records need id, question, context and answers ([] when unanswerable)",
         )
-    answers = record["answers"] = _answer_list(record, where)
-    for answer in answers:
-        start, text = answer.get("answer_start"), answer.get("text")
-        if not isinstance(text, str) or type(start) is not int:
-            raise WarmstartError(
-                f"{where}: question {record['id']}: an answer has no text or no integer answer_start",
-                'give every answer {"text": str, "answer_start": int}',
-            )
-        problem = answer_problem(record["context"], text, start)
-        if problem:  # a bad offset would silently train the window on "no answer"
-            raise WarmstartError(f"{where}: record {number}, question {record['id']}: {problem}", ANSWER_FIX)
+    at = f"{where}: record {number}, question {record['id']}"
+    record["answers"] = checked_answers(record["answers"], record["context"], at)
 
 
 class QAFeatures(Features):
